@@ -1,0 +1,38 @@
+// copy on NVIDIA GPUs, first version: one grid-stride element-wise kernel for every layout
+// and dtype pair, converting through f32 when the dtypes differ.
+#include <type_traits>
+
+#include "copy_descriptor.h"
+#include "elementwise_cuda.cuh"
+
+using namespace oprt;
+
+namespace {
+template <class TO, class TI>
+struct CopyElement {
+  TO* out;
+  const TI* in;
+  __device__ void operator()(const int64_t (&off)[2]) const {
+    if constexpr (std::is_same_v<TO, TI>) out[off[0]] = in[off[1]];
+    else out[off[0]] = from_float<TO>(to_float(in[off[1]]));
+  }
+};
+}  // namespace
+
+extern "C" OPRT_API oprt_status oprt_execute_copy(const oprt_copy_descriptor* desc, void* workspace,
+                                                  size_t workspace_size, void* out, const void* in,
+                                                  oprt_stream stream) {
+  return guard([&] {
+    const auto& d = begin_execute<CopyDescriptor>(desc, workspace, workspace_size);
+    if (d.plan.numel == 0) return;
+    require_buffers({{out, "out", true}, {in, "in", true}});
+    dispatch_dtype(d.out_dtype, [&](auto out_type) {
+      dispatch_dtype(d.in_dtype, [&](auto in_type) {
+        using TO = typename decltype(out_type)::type;
+        using TI = typename decltype(in_type)::type;
+        launch_elementwise(d.plan, CopyElement<TO, TI>{static_cast<TO*>(out), static_cast<const TI*>(in)}, stream,
+                           "copy kernel");
+      });
+    });
+  });
+}

@@ -1,0 +1,21 @@
+// What create() learns about a sum, shared by the contract and every backend.
+#pragma once
+
+#include "descriptor_registry.h"
+#include "reduce_sum.h"
+#include "tensor_layout.h"
+
+namespace oprt {
+
+struct ReduceSumDescriptor : Descriptor {
+  static constexpr const char* kOp = "reduce_sum";
+  ReduceSumDescriptor() : Descriptor(kOp) {}
+  oprt_dtype dtype{};
+  RowPlan plan{};  // one row per output element; out_row_stride is 0
+  size_t workspace_bytes = 0;
+};
+
+// Scratch the backend wants for this plan (bytes); each backend library defines it.
+size_t reduce_sum_workspace_bytes(const ReduceSumDescriptor& d);
+
+}  // namespace oprt

@@ -1,0 +1,5 @@
+"""Private plumbing: the C libraries (native), argument checks, and the bind_* helpers."""
+
+from .binding import BoundOp, OpSignature, PreparedOp, bind_op, bind_prepared
+
+__all__ = ["BoundOp", "OpSignature", "PreparedOp", "bind_op", "bind_prepared"]

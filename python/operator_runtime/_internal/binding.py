@@ -1,0 +1,152 @@
+"""Binding an operator's four C functions and running them: the ``bind_*`` helpers.
+
+An operator is described once by an ``OpSignature`` (its C name, input names in C order,
+attribute types); everything else here is generic over operators.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import torch
+
+from . import checks
+from .native import TensorView, check_status, load_library
+
+
+@dataclass(frozen=True)
+class OpSignature:
+    name: str                                  # the C name: oprt_create_<name>_descriptor, ...
+    inputs: tuple[str, ...]                    # input tensor argument names, in C order
+    attrs: tuple[type, ...] = ()               # ctypes types of the attributes after the views
+    in_place_ok: bool = False                  # may out be an input viewed identically?
+
+
+class BoundOp:
+    """One operator's create / workspace / execute / destroy in one backend library."""
+
+    def __init__(self, backend: str, signature: OpSignature):
+        lib = load_library(backend)
+        self.lib, self.backend, self.signature = lib, backend, signature
+        name, n_in = signature.name, len(signature.inputs)
+        view_p, ptr = ctypes.POINTER(TensorView), ctypes.c_void_p
+
+        def fn(symbol, argtypes):
+            f = getattr(lib, symbol)
+            f.argtypes, f.restype = argtypes, ctypes.c_int
+            return f
+
+        self.create = fn(f"oprt_create_{name}_descriptor",
+                         [ctypes.POINTER(ptr), view_p] + [view_p] * n_in + list(signature.attrs))
+        self.workspace_size = fn(f"oprt_get_{name}_workspace_size", [ptr, ctypes.POINTER(ctypes.c_size_t)])
+        self.execute = fn(f"oprt_execute_{name}", [ptr, ptr, ctypes.c_size_t, ptr] + [ptr] * n_in + [ptr])
+        self.destroy = fn(f"oprt_destroy_{name}_descriptor", [ptr])
+
+    def check(self, function: str, code: int) -> None:
+        check_status(self.lib, function, code)
+
+
+_bound: dict[tuple[str, str], BoundOp] = {}
+
+
+def bind_op(backend: str, signature: OpSignature) -> BoundOp:
+    key = (backend, signature.name)
+    if key not in _bound:
+        _bound[key] = BoundOp(backend, signature)
+    return _bound[key]
+
+
+def _layout(t: torch.Tensor) -> tuple:
+    return tuple(t.shape), t.stride(), t.dtype, t.device
+
+
+class PreparedOp:
+    """A descriptor and workspace made once, for steady-state execution.
+
+    ``run()`` executes on the tensors it was prepared with; ``run(*inputs, out=...)``
+    executes on new tensors of the same shape, strides, dtype and device. The prepared
+    tensors stay referenced until ``close()``, so their memory cannot be freed under the
+    descriptor. Use as a context manager to close it deterministically.
+    """
+
+    def __init__(self, bound: BoundOp, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple):
+        self._bound = bound
+        self.backend = bound.backend
+        self.op = bound.signature.name
+        self.out, self.inputs = out, inputs
+        self._layouts = [_layout(t) for t in (out, *inputs)]
+        self._handle = ctypes.c_void_p()
+        views = [TensorView.of(t) for t in (out, *inputs)]
+        name = self.op
+        bound.check(f"oprt_create_{name}_descriptor",
+                    bound.create(ctypes.byref(self._handle), *[ctypes.byref(v) for v in views], *attrs))
+        size = ctypes.c_size_t()
+        bound.check(f"oprt_get_{name}_workspace_size", bound.workspace_size(self._handle, ctypes.byref(size)))
+        self.workspace = torch.empty(size.value, dtype=torch.uint8, device=out.device) if size.value else None
+        self._workspace_args = (self.workspace.data_ptr() if size.value else None, size.value)
+        self._cuda = out.device.type == "cuda"
+
+    def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        """Execute; returns the output tensor written."""
+        if self._handle is None:
+            raise RuntimeError(f"prepared {self.op} is closed")
+        if inputs or out is not None:
+            inputs, out = self._swap(inputs, out)
+        else:
+            inputs, out = self.inputs, self.out
+        stream = torch.cuda.current_stream(out.device).cuda_stream if self._cuda else None
+        code = self._bound.execute(self._handle, *self._workspace_args, out.data_ptr(),
+                                   *[t.data_ptr() for t in inputs], stream)
+        if code:
+            self._bound.check(f"oprt_execute_{self.op}", code)
+        return out
+
+    def _swap(self, inputs, out):
+        names = self._bound.signature.inputs
+        if inputs and len(inputs) != len(names):
+            raise TypeError(f"prepared {self.op}.run takes {len(names)} inputs ({', '.join(names)}), got {len(inputs)}")
+        inputs = inputs or self.inputs
+        out = self.out if out is None else out
+        for name, t, want in zip(("out",) + names, (out,) + tuple(inputs), self._layouts):
+            checks.float_tensor(self.op, name, t)
+            if _layout(t) != want:
+                raise ValueError(
+                    f"prepared {self.op}: {name} must match the prepared shape, strides, dtype and device "
+                    f"{want}, got {_layout(t)}"
+                )
+        checks.disjoint_from_out(self.op, out, dict(zip(names, inputs)), self._bound.signature.in_place_ok)
+        return tuple(inputs), out
+
+    def close(self) -> None:
+        """Destroy the descriptor and drop the tensors; safe to call twice."""
+        if self._handle is not None and self._handle.value is not None:
+            self._bound.check(f"oprt_destroy_{self.op}_descriptor", self._bound.destroy(self._handle))
+        self._handle = None
+        self.out = self.inputs = self.workspace = None
+
+    def __enter__(self) -> "PreparedOp":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self._handle is None else f"out {tuple(self._layouts[0][0])}"
+        return f"<prepared {self.op} on {self.backend}: {state}>"
+
+
+def bind_prepared(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple,
+                  backend: str | None) -> PreparedOp:
+    """Choose the backend, check aliasing, create the descriptor: the common end of every prepare_<op>."""
+    from ..backend import resolve_backend  # backend.py imports this package's native module
+
+    backend = resolve_backend(signature.name, {"out": out, **inputs}, backend)
+    checks.disjoint_from_out(signature.name, out, inputs, signature.in_place_ok)
+    return PreparedOp(bind_op(backend, signature), out, tuple(inputs.values()), attrs)

@@ -1,0 +1,38 @@
+"""copy: ``out.copy_(input)``, with broadcasting and f32/f16/bf16 conversion."""
+
+from __future__ import annotations
+
+import torch
+
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+
+SIGNATURE = OpSignature("copy", inputs=("input",), in_place_ok=True)
+
+
+def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.dtype | None = None,
+         backend: str | None = None) -> torch.Tensor:
+    """Copy ``input`` into ``out`` (a new contiguous tensor of ``dtype`` when omitted).
+
+    ``input`` may have any strides and broadcasts to ``out``'s shape, as in ``Tensor.copy_``.
+    """
+    input = checks.float_tensor("copy", "input", input)
+    if out is None:
+        out = torch.empty(input.shape, dtype=dtype or input.dtype, device=input.device)
+    elif dtype is not None and checks.float_tensor("copy", "out", out).dtype != dtype:
+        raise TypeError(f"copy: dtype={dtype} disagrees with out's dtype {out.dtype}")
+    with prepare_copy(out, input, backend=backend) as prepared:
+        return prepared.run()
+
+
+def prepare_copy(out: torch.Tensor, input: torch.Tensor, *, backend: str | None = None) -> PreparedOp:
+    input = checks.float_tensor("copy", "input", input)
+    out = checks.float_tensor("copy", "out", out)
+    try:
+        torch.broadcast_shapes(input.shape, out.shape)
+        broadcastable = input.dim() <= out.dim() and torch.broadcast_shapes(input.shape, out.shape) == out.shape
+    except RuntimeError:
+        broadcastable = False
+    if not broadcastable:
+        raise ValueError(f"copy: input of shape {tuple(input.shape)} cannot broadcast to out's shape {tuple(out.shape)}")
+    checks.no_self_overlap("copy", "out", out)
+    return bind_prepared(SIGNATURE, out, {"input": input}, (), backend)

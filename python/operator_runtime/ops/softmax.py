@@ -1,0 +1,29 @@
+"""softmax: ``torch.softmax(input, dim)``, max-subtracted and accumulated in f32."""
+
+from __future__ import annotations
+
+import ctypes
+
+import torch
+
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+
+SIGNATURE = OpSignature("softmax", inputs=("input",), attrs=(ctypes.c_int64,))
+
+
+def softmax(input: torch.Tensor, dim: int, *, out: torch.Tensor | None = None,
+            backend: str | None = None) -> torch.Tensor:
+    """Softmax over one dim; the result has input's shape and dtype."""
+    input = checks.float_tensor("softmax", "input", input)
+    if out is None:
+        out = torch.empty(input.shape, dtype=input.dtype, device=input.device)
+    with prepare_softmax(out, input, dim, backend=backend) as prepared:
+        return prepared.run()
+
+
+def prepare_softmax(out: torch.Tensor, input: torch.Tensor, dim: int, *, backend: str | None = None) -> PreparedOp:
+    input = checks.float_tensor("softmax", "input", input)
+    out = checks.float_tensor("softmax", "out", out)
+    d = checks.dim("softmax", dim, input.dim())
+    checks.out_like("softmax", out, input.shape, input.dtype)
+    return bind_prepared(SIGNATURE, out, {"input": input}, (d,), backend)

@@ -1,0 +1,36 @@
+"""vector_add: ``a + b`` with torch broadcasting."""
+
+from __future__ import annotations
+
+import torch
+
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+
+SIGNATURE = OpSignature("vector_add", inputs=("a", "b"), in_place_ok=True)
+
+
+def vector_add(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,
+               backend: str | None = None) -> torch.Tensor:
+    """``a + b``; a and b share a dtype and broadcast against each other."""
+    a, b = checks.float_tensor("vector_add", "a", a), checks.float_tensor("vector_add", "b", b)
+    if out is None:
+        out = torch.empty(_broadcast_shape(a, b), dtype=a.dtype, device=a.device)
+    with prepare_vector_add(out, a, b, backend=backend) as prepared:
+        return prepared.run()
+
+
+def prepare_vector_add(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,
+                       backend: str | None = None) -> PreparedOp:
+    a, b = checks.float_tensor("vector_add", "a", a), checks.float_tensor("vector_add", "b", b)
+    out = checks.float_tensor("vector_add", "out", out)
+    if a.dtype != b.dtype:
+        raise TypeError(f"vector_add: a is {a.dtype} but b is {b.dtype}; convert one so they match")
+    checks.out_like("vector_add", out, _broadcast_shape(a, b), a.dtype)
+    return bind_prepared(SIGNATURE, out, {"a": a, "b": b}, (), backend)
+
+
+def _broadcast_shape(a: torch.Tensor, b: torch.Tensor) -> torch.Size:
+    try:
+        return torch.broadcast_shapes(a.shape, b.shape)
+    except RuntimeError:
+        raise ValueError(f"vector_add: a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast") from None

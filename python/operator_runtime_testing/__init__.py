@@ -1,0 +1,1 @@
+"""Test-only helpers: assertions against torch, timing, PerformanceResult."""

@@ -1,0 +1,55 @@
+// CUDA plumbing for the nvidia backend: errors to status codes, grid sizing, streams,
+// and dtype dispatch over float / __half / __nv_bfloat16.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "errors.h"
+
+namespace oprt {
+
+inline void check_cuda(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) fail(OPRT_STATUS_DEVICE_ERROR, what, ": ", cudaGetErrorString(err));
+}
+
+// Call after a launch: configuration errors surface here; faults surface at the next sync.
+inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+
+inline cudaStream_t as_cuda_stream(oprt_stream s) { return static_cast<cudaStream_t>(s); }
+
+// The most blocks worth launching for a grid-stride kernel: a few waves over every SM.
+int grid_limit(int blocks_per_sm);
+
+inline unsigned grid_for(int64_t work_items, int64_t per_block, int blocks_per_sm = 8) {
+  const int64_t need = (work_items + per_block - 1) / per_block;
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(need, grid_limit(blocks_per_sm))));
+}
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <class T> __device__ __forceinline__ T from_float(float v);
+template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
+  return __float2bfloat16_rn(v);
+}
+
+template <class T> struct Type { using type = T; };
+
+template <class F>
+void dispatch_dtype(oprt_dtype dtype, F&& fn) {
+  switch (dtype) {
+    case OPRT_DTYPE_F32: return fn(Type<float>{});
+    case OPRT_DTYPE_F16: return fn(Type<__half>{});
+    case OPRT_DTYPE_BF16: return fn(Type<__nv_bfloat16>{});
+  }
+  fail(OPRT_STATUS_BAD_DTYPE, "dtype code ", static_cast<int>(dtype), " is unknown");
+}
+
+}  // namespace oprt

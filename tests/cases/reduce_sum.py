@@ -1,0 +1,59 @@
+"""reduce_sum: input.sum(dim, keepdim), f32 accumulation."""
+
+import torch
+
+from operator_runtime_testing.tolerances import ATOL_PER_TERM
+
+from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
+
+API, PREPARE = "reduce_sum", "prepare_reduce_sum"
+EXACT = False
+
+
+def reference(input, dim, keepdim=False):
+    return input.cpu().double().sum(dim, keepdim=keepdim)
+
+
+def extra_atol(input, dim, keepdim=False):
+    # f32 accumulation error grows with the magnitude summed along the row.
+    return ATOL_PER_TERM * input.cpu().double().abs().nan_to_num(posinf=0).sum(dim, keepdim=keepdim)
+
+
+def correctness_cases():
+    return [
+        Case("scalar", (T(()),), {"dim": 0}),
+        Case("scalar-keepdim", (T(()),), {"dim": -1, "keepdim": True}),
+        Case("one", (T((1,)),), {"dim": 0}),
+        Case("odd", (T((7,)),), {"dim": 0}),
+        Case("not-multiple-of-8", (T((1023,)),), {"dim": -1}),
+        Case("empty-row", (T((5, 0)),), {"dim": 1}),
+        Case("no-rows", (T((0, 5)),), {"dim": 1}),
+        Case("rows", (T((33, 65)),), {"dim": -1}),
+        Case("columns", (T((33, 65)),), {"dim": 0}),
+        Case("keepdim", (T((33, 65)),), {"dim": 1, "keepdim": True}),
+        Case("middle-dim", (T((5, 6, 7)),), {"dim": 1}),
+        Case("middle-dim-keepdim", (T((5, 6, 7)),), {"dim": -2, "keepdim": True}),
+        Case("transposed-rows", (T((17, 29), layout="transposed"),), {"dim": 1}),
+        Case("transposed-columns", (T((17, 29), layout="transposed"),), {"dim": 0}),
+        Case("strided", (T((9, 31), layout="strided"),), {"dim": -1}),
+        Case("expanded", (T((11, 13), layout="expanded", expand_from=(1, 13)),), {"dim": 0}),
+        Case("row-longer-than-block", (T((3, 70_001)),), {"dim": -1}),
+        Case("long-column", (T((5003, 3)),), {"dim": 0}),
+        Case("many-rows", (T((4099, 5)),), {"dim": 1}),
+        Case("extreme-values", (T((6, 37), values="extreme"),), {"dim": 1}),
+    ]
+
+
+def api_error_cases():
+    return common_error_cases((T((4, 5)),), {"dim": 1}, "input") + [
+        ErrorCase("dim-out-of-range", (T((4, 5)),), {"dim": 2}, ValueError, "dim=2 is out of range"),
+        ErrorCase("dim-negative-out-of-range", (T((4, 5)),), {"dim": -3}, ValueError, "dim=-3 is out of range"),
+        ErrorCase("dim-not-int", (T((4, 5)),), {"dim": 1.0}, TypeError, "dim must be an int"),
+        ErrorCase("keepdim-not-bool", (T((4, 5)),), {"dim": 1, "keepdim": 1}, TypeError, "keepdim must be a bool"),
+        ErrorCase("out-wrong-shape", (T((4, 5)),), {"dim": 1}, ValueError, "out has shape", out=T((5,))),
+    ]
+
+
+def benchmark_cases():
+    rows = [BenchCase(s, attrs={"dim": -1}) for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576))]
+    return rows + [BenchCase((8192, 8192), attrs={"dim": 0})]

@@ -1,0 +1,51 @@
+"""softmax: torch.softmax(input, dim), numerically stable, f32 accumulation."""
+
+import torch
+
+from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
+
+API, PREPARE = "softmax", "prepare_softmax"
+EXACT = False
+
+
+def reference(input, dim):
+    return torch.softmax(input.cpu().double(), dim)
+
+
+def extra_atol(input, dim):
+    return 0.0
+
+
+def correctness_cases():
+    return [
+        Case("scalar", (T(()),), {"dim": 0}),
+        Case("one", (T((1,)),), {"dim": 0}),
+        Case("odd", (T((7,)),), {"dim": -1}),
+        Case("not-multiple-of-8", (T((3, 1023)),), {"dim": -1}),
+        Case("empty-rows", (T((5, 0)),), {"dim": 1}),
+        Case("no-rows", (T((0, 5)),), {"dim": 1}),
+        Case("rows", (T((33, 65)),), {"dim": -1}),
+        Case("columns", (T((33, 65)),), {"dim": 0}),
+        Case("middle-dim", (T((5, 6, 7)),), {"dim": 1}),
+        Case("transposed", (T((17, 29), layout="transposed"),), {"dim": -1}),
+        Case("strided", (T((9, 31), layout="strided"),), {"dim": 1}),
+        Case("expanded", (T((11, 13), layout="expanded", expand_from=(11, 1)),), {"dim": 1}),
+        Case("row-longer-than-block", (T((2, 70_001)),), {"dim": -1}),
+        Case("many-rows", (T((4099, 5)),), {"dim": 1}),
+        Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
+        Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),
+        Case("all-neg-inf", (T((3, 9), values="all_neg_inf"),), {"dim": -1}),
+    ]
+
+
+def api_error_cases():
+    return common_error_cases((T((4, 5)),), {"dim": -1}, "input") + [
+        ErrorCase("dim-out-of-range", (T((4, 5)),), {"dim": 2}, ValueError, "dim=2 is out of range"),
+        ErrorCase("dim-not-int", (T((4, 5)),), {"dim": "last"}, TypeError, "dim must be an int"),
+        ErrorCase("out-wrong-shape", (T((4, 5)),), {"dim": 1}, ValueError, "out has shape", out=T((5, 4))),
+    ]
+
+
+def benchmark_cases():
+    f32 = [BenchCase(s, attrs={"dim": -1}) for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576))]
+    return f32 + [BenchCase((8192, 8192), dtype=d, attrs={"dim": -1}) for d in (torch.float16, torch.bfloat16)]

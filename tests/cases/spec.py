@@ -1,0 +1,60 @@
+"""The record types the cases modules fill in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from operator_runtime_testing.tensors import TensorSpec as T  # noqa: F401  (re-exported for cases)
+
+DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    inputs: tuple                     # TensorSpec per input tensor, in API order
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ErrorCase:
+    id: str
+    inputs: tuple                     # TensorSpec, or any other value passed as is
+    attrs: dict = field(default_factory=dict)
+    raises: type = ValueError
+    match: str = ""                   # regex the message must contain (names the argument)
+    out: object = None                # None, a TensorSpec, or "overlaps_input" / "expanded"
+    dtype: torch.dtype = torch.float32  # dtype of the TensorSpec inputs
+    needs_cuda: bool = False          # e.g. mixed devices
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    shape: tuple[int, ...]
+    dtype: torch.dtype = torch.float32
+    attrs: dict = field(default_factory=dict)
+    inputs: int = 1                   # how many input tensors of `shape`
+
+
+def common_error_cases(valid_inputs: tuple, attrs: dict, first: str, out_dtype_fixed: bool = True) -> list[ErrorCase]:
+    """Bad input every operator must refuse, built from one valid call (inputs, attrs).
+
+    ``first`` is the API name of the first input tensor, which the messages must name.
+    """
+    rest = valid_inputs[1:]
+    wrong_dtype = [ErrorCase("out-wrong-dtype", valid_inputs, attrs, TypeError, "out has dtype", out="wrong_dtype")]
+    return (wrong_dtype if out_dtype_fixed else []) + [
+        ErrorCase("not-a-tensor", ([1.0, 2.0],) + rest, attrs, TypeError, f"{first} must be a torch.Tensor"),
+        ErrorCase("int-dtype", valid_inputs, attrs, TypeError, f"{first} has dtype torch.int32", dtype=torch.int32),
+        ErrorCase("f64-dtype", valid_inputs, attrs, TypeError, "supported dtypes are float32", dtype=torch.float64),
+        ErrorCase("rank-9", (T((1,) * 9),) + rest, attrs, ValueError, f"{first} has 9 dims"),
+        ErrorCase("unknown-backend", valid_inputs, {**attrs, "backend": "fpga"}, ValueError, "backend must be one of"),
+        ErrorCase("backend-on-wrong-device", valid_inputs, {**attrs, "backend": "other-device"}, ValueError,
+                  "runs on .* tensors, but"),
+        ErrorCase("out-expanded", valid_inputs, attrs, ValueError, "out has overlapping elements", out="expanded"),
+        ErrorCase("out-overlaps-input", valid_inputs, attrs, ValueError, "out overlaps", out="overlaps_input"),
+        ErrorCase("mixed-devices", valid_inputs, attrs, ValueError, "must be on one device", out="other_device",
+                  needs_cuda=True),
+    ]

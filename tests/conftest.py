@@ -1,0 +1,75 @@
+"""Test options: --backend picks the backends under test, --seed fixes the random inputs."""
+
+from __future__ import annotations
+
+import random
+import zlib
+
+import pytest
+import torch
+
+import operator_runtime as ort
+from operator_runtime._internal.native import find_library
+
+DEVICE = {"cpu": "cpu", "nvidia": "cuda", "tilelang": "cuda", "metax": "cuda"}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--backend", default="available", choices=ort.BACKENDS + ("all", "available"),
+                     help="backend(s) to test: one name, 'all', or 'available' (default: what runs here)")
+    parser.addoption("--seed", type=int, default=None, help="seed for random inputs (default: fresh each run)")
+
+
+def _seed(config) -> int:
+    if not hasattr(config, "_oprt_seed"):
+        given = config.getoption("--seed")
+        config._oprt_seed = given if given is not None else random.randrange(2**31)
+    return config._oprt_seed
+
+
+def pytest_report_header(config):
+    return [f"operator_runtime: backends available here {ort.available_backends()}, "
+            f"random inputs seeded with --seed {_seed(config)}"]
+
+
+def selected_backends(config) -> list[str]:
+    choice = config.getoption("--backend")
+    if choice == "available":
+        return ort.available_backends() or ["cpu"]
+    return list(ort.BACKENDS) if choice == "all" else [choice]
+
+
+def pytest_generate_tests(metafunc):
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", selected_backends(metafunc.config), scope="session")
+
+
+def unavailable_reason(backend: str) -> str | None:
+    if backend == "cpu":
+        return None  # always built: a missing CPU library is a failure, not a skip
+    if backend == "nvidia":
+        if find_library("nvidia") is None:
+            return "liboprt_nvidia.so was not built (no nvcc at build time)"
+        if not torch.cuda.is_available():
+            return "the nvidia backend needs a CUDA GPU; none is visible"
+        return None
+    if backend == "metax":
+        return "the metax backend is a stub (needs MetaX GPUs and the MACA toolchain)"
+    return f"the {backend} backend is not part of this build yet"
+
+
+@pytest.fixture
+def device(backend) -> str:
+    reason = unavailable_reason(backend)
+    if reason:
+        pytest.skip(reason)
+    return DEVICE[backend]
+
+
+@pytest.fixture
+def gen(request) -> torch.Generator:
+    """A generator seeded from the run's seed and the test's name: fresh inputs per run,
+    reproducible with --seed."""
+    g = torch.Generator()
+    g.manual_seed((_seed(request.config) * 1_000_003 + zlib.crc32(request.node.nodeid.encode())) % 2**63)
+    return g

@@ -20,16 +20,26 @@ namespace {
 constexpr int64_t kTile = 64;   // neighbouring rows summed together
 constexpr int kLanes = 8;       // independent partial sums per row: speed and accuracy
 
+// Terms are added in f32 in chunks of kChunk, and the chunk sums are carried in f64: a
+// single f32 accumulator stops growing once it is 2^24 times larger than a term, which
+// a long row reaches (2^31 halves summed in f32 stall at 2^26).
+constexpr int64_t kChunk = 4096;
+
 template <class T>
-float sum_row(const T* x, int64_t n, int64_t stride) {
-  float lanes[kLanes] = {};
-  int64_t r = 0;
-  for (; r + kLanes <= n; r += kLanes)
-    for (int l = 0; l < kLanes; ++l) lanes[l] += to_float(x[(r + l) * stride]);
-  for (; r < n; ++r) lanes[0] += to_float(x[r * stride]);
-  float s = 0.f;
-  for (float v : lanes) s += v;
-  return s;
+double sum_row(const T* x, int64_t n, int64_t stride) {
+  double total = 0.0;
+  for (int64_t start = 0; start < n; start += kChunk) {
+    const int64_t end = std::min(n, start + kChunk);
+    float lanes[kLanes] = {};
+    int64_t r = start;
+    for (; r + kLanes <= end; r += kLanes)
+      for (int l = 0; l < kLanes; ++l) lanes[l] += to_float(x[(r + l) * stride]);
+    for (; r < end; ++r) lanes[0] += to_float(x[r * stride]);
+    float s = 0.f;
+    for (float v : lanes) s += v;
+    total += s;
+  }
+  return total;
 }
 
 template <class T>
@@ -46,19 +56,24 @@ void reduce_rows(const RowPlan& p, const T* x, T* out) {
       int64_t in_off, out_off;
       if (!tiled) {
         p.row_offsets(t, in_off, out_off);
-        out[out_off] = from_float<T>(sum_row(x + in_off, p.row_len, p.in_row_stride));
+        out[out_off] = from_float<T>(static_cast<float>(sum_row(x + in_off, p.row_len, p.in_row_stride)));
         continue;
       }
       const int64_t first = t / tiles_per_run * run + t % tiles_per_run * kTile;
       const int64_t count = std::min(kTile, run - t % tiles_per_run * kTile);
       p.row_offsets(first, in_off, out_off);
-      float acc[kTile] = {};
+      double total[kTile] = {};
       const int64_t step = p.in_outer_strides[inner];
-      for (int64_t r = 0; r < p.row_len; ++r) {
-        const T* row = x + in_off + r * p.in_row_stride;
-        for (int64_t j = 0; j < count; ++j) acc[j] += to_float(row[j * step]);
+      for (int64_t start = 0; start < p.row_len; start += kChunk) {
+        float acc[kTile] = {};
+        for (int64_t r = start; r < std::min(p.row_len, start + kChunk); ++r) {
+          const T* row = x + in_off + r * p.in_row_stride;
+          for (int64_t j = 0; j < count; ++j) acc[j] += to_float(row[j * step]);
+        }
+        for (int64_t j = 0; j < count; ++j) total[j] += acc[j];
       }
-      for (int64_t j = 0; j < count; ++j) out[out_off + j * p.out_outer_strides[inner]] = from_float<T>(acc[j]);
+      for (int64_t j = 0; j < count; ++j)
+        out[out_off + j * p.out_outer_strides[inner]] = from_float<T>(static_cast<float>(total[j]));
     }
   });
 }

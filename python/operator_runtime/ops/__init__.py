@@ -1,5 +1,7 @@
 """Public operator bindings: each op has an out-of-place / out= form and a prepare_ form."""
 
+import importlib
+
 from .copy import copy, prepare_copy
 from .reduce_sum import prepare_reduce_sum, reduce_sum
 from .softmax import prepare_softmax, softmax
@@ -9,3 +11,6 @@ OPS = ("copy", "vector_add", "reduce_sum", "softmax")
 
 __all__ = ["OPS", "copy", "prepare_copy", "vector_add", "prepare_vector_add", "reduce_sum",
            "prepare_reduce_sum", "softmax", "prepare_softmax"]
+
+# Each op's C signature, by op name (the modules are shadowed by their functions above).
+SIGNATURES = {op: importlib.import_module(f"{__name__}.{op}").SIGNATURE for op in OPS}

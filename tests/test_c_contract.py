@@ -1,0 +1,196 @@
+"""The C contract called directly: every status code the four functions can return.
+
+These go around the Python checks on purpose, to prove the C side refuses bad requests
+by itself (a C caller has no Python in front of it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import pytest
+import torch
+
+from operator_runtime._internal import bind_op
+from operator_runtime._internal.native import STATUS, TensorView
+from operator_runtime.ops import SIGNATURES
+DEFAULT_ATTRS = {"copy": (), "vector_add": (), "reduce_sum": (-1, 0), "softmax": (-1,)}
+
+
+def view(shape, strides=None, dtype=0):
+    v = TensorView()
+    v.dtype, v.rank = dtype, len(shape)
+    strides = strides or torch.empty(shape).stride() if shape else ()
+    for d, (size, stride) in enumerate(zip(shape, strides)):
+        v.shape[d], v.strides[d] = size, stride
+    return v
+
+
+def out_shape(op, shape):
+    return shape[:-1] if op == "reduce_sum" else shape
+
+
+class Contract:
+    """One op in one backend library, driven through raw ctypes."""
+
+    def __init__(self, backend, op):
+        self.op, self.b = op, bind_op(backend, SIGNATURES[op])
+        self.n_in = len(SIGNATURES[op].inputs)
+
+    def create(self, out, *inputs, attrs=None):
+        handle = ctypes.c_void_p()
+        code = self.b.create(ctypes.byref(handle), ctypes.byref(out), *[ctypes.byref(v) for v in inputs],
+                             *(DEFAULT_ATTRS[self.op] if attrs is None else attrs))
+        return code, handle
+
+    def create_ok(self, shape=(4, 6)):
+        code, handle = self.create(view(out_shape(self.op, shape)), *[view(shape)] * self.n_in)
+        assert code == STATUS["SUCCESS"], self.error()
+        return handle
+
+    def execute(self, handle, out_ptr, in_ptrs, workspace=None, size=0):
+        return self.b.execute(handle, workspace, size, out_ptr, *in_ptrs, None)
+
+    def error(self) -> str:
+        return self.b.lib.oprt_last_error().decode()
+
+
+@pytest.fixture(params=list(SIGNATURES))
+def contract(request, backend, device):
+    return Contract(backend, request.param)
+
+
+def test_lifecycle_and_wrong_use(contract):
+    h = contract.create_ok()
+    size = ctypes.c_size_t(123)
+    assert contract.b.workspace_size(h, ctypes.byref(size)) == STATUS["SUCCESS"]
+    assert contract.b.destroy(h) == STATUS["SUCCESS"]
+    assert contract.b.destroy(h) == STATUS["BAD_DESCRIPTOR"], "destroying twice must be refused"
+    assert "not a live" in contract.error()
+    assert contract.b.workspace_size(h, ctypes.byref(size)) == STATUS["BAD_DESCRIPTOR"], "use after destroy"
+    assert contract.execute(h, 1, [1] * contract.n_in) == STATUS["BAD_DESCRIPTOR"], "execute after destroy"
+    assert contract.b.destroy(None) == STATUS["NULL_POINTER"]
+
+
+def test_descriptor_of_another_operator_is_refused(contract, backend):
+    other = next(op for op in SIGNATURES if op != contract.op)
+    foreign = Contract(backend, other).create_ok()
+    try:
+        assert contract.execute(foreign, 1, [1] * contract.n_in) == STATUS["BAD_DESCRIPTOR"]
+        assert f"is a {other} descriptor, not a {contract.op}" in contract.error()
+    finally:
+        Contract(backend, other).b.destroy(foreign)
+
+
+def test_null_pointers(contract):
+    shape = (4, 6)
+    inputs = [view(shape)] * contract.n_in
+    handle = ctypes.c_void_p()
+    assert contract.b.create(None, ctypes.byref(view(out_shape(contract.op, shape))),
+                             *[ctypes.byref(v) for v in inputs], *DEFAULT_ATTRS[contract.op]) == STATUS["NULL_POINTER"]
+    assert contract.b.create(ctypes.byref(handle), None, *[ctypes.byref(v) for v in inputs],
+                             *DEFAULT_ATTRS[contract.op]) == STATUS["NULL_POINTER"]
+    assert "out is NULL" in contract.error()
+    h = contract.create_ok(shape)
+    try:
+        assert contract.b.workspace_size(h, None) == STATUS["NULL_POINTER"]
+        size = ctypes.c_size_t()
+        contract.b.workspace_size(h, ctypes.byref(size))
+        ws = torch.empty(size.value, dtype=torch.uint8)
+        assert contract.execute(h, None, [1] * contract.n_in, ws.data_ptr(), size.value) == STATUS["NULL_POINTER"]
+        assert "out is NULL" in contract.error()
+        assert contract.execute(h, 1, [None] * contract.n_in, ws.data_ptr(), size.value) == STATUS["NULL_POINTER"]
+    finally:
+        contract.b.destroy(h)
+
+
+@pytest.mark.parametrize("problem,status", [
+    ("dtype", "BAD_DTYPE"), ("rank", "BAD_SHAPE"), ("negative-size", "BAD_SHAPE"),
+    ("negative-stride", "BAD_STRIDES"), ("overlapping-out", "BAD_STRIDES"), ("shape-mismatch", "BAD_SHAPE"),
+    ("offset-overflow", "BAD_STRIDES"),
+])
+def test_create_refuses(contract, problem, status):
+    shape = (4, 6)
+    out, ins = view(out_shape(contract.op, shape)), [view(shape) for _ in range(contract.n_in)]
+    if problem == "dtype":
+        ins[0].dtype = 7
+    elif problem == "rank":
+        ins[0].rank = 9
+    elif problem == "negative-size":
+        ins[0].shape[0] = -1
+    elif problem == "negative-stride":
+        ins[0].strides[1] = -1
+    elif problem == "overlapping-out":
+        out.strides[0] = 0
+    elif problem == "shape-mismatch":
+        out.shape[0] = 5
+    elif problem == "offset-overflow":
+        ins[0].strides[0] = 2**62
+    code, handle = contract.create(out, *ins)
+    assert code == STATUS[status], (problem, code, contract.error())
+    assert handle.value is None, "a failed create must not hand out a descriptor"
+    assert contract.error(), "a failed call must say why"
+
+
+@pytest.mark.parametrize("op,attrs,message", [
+    ("reduce_sum", (2, 0), "dim 2 is out of range"),
+    ("reduce_sum", (-3, 0), "dim -3 is out of range"),
+    ("reduce_sum", (1, 2), "keepdim 2 is not 0 or 1"),
+    ("softmax", (5,), "dim 5 is out of range"),
+])
+def test_bad_attributes(backend, device, op, attrs, message):
+    c = Contract(backend, op)
+    code, _ = c.create(view(out_shape(op, (4, 6))), view((4, 6)), attrs=attrs)
+    assert code == STATUS["BAD_ATTRIBUTE"] and message in c.error()
+
+
+def test_mismatched_dtypes(backend, device):
+    c = Contract(backend, "vector_add")
+    code, _ = c.create(view((4,)), view((4,)), view((4,), dtype=1))
+    assert code == STATUS["BAD_DTYPE"] and "a is f32 but b is f16" in c.error()
+
+
+def test_workspace_too_small(backend, device):
+    """softmax on the CPU keeps one f32 row per thread in its workspace."""
+    c = Contract(backend, "softmax")
+    x = torch.randn(3, 1000, device=device)
+    y = torch.empty_like(x)
+    code, h = c.create(view(tuple(y.shape)), view(tuple(x.shape)))
+    assert code == 0, c.error()
+    try:
+        size = ctypes.c_size_t()
+        assert c.b.workspace_size(h, ctypes.byref(size)) == 0
+        if size.value == 0:
+            pytest.skip(f"the {backend} softmax needs no workspace for this shape")
+        ws = torch.empty(size.value, dtype=torch.uint8, device=device)
+        assert c.execute(h, y.data_ptr(), [x.data_ptr()], ws.data_ptr(), size.value - 1) == STATUS["WORKSPACE_TOO_SMALL"]
+        assert c.execute(h, y.data_ptr(), [x.data_ptr()], None, size.value) == STATUS["NULL_POINTER"]
+        assert c.execute(h, y.data_ptr(), [x.data_ptr()], ws.data_ptr(), size.value) == 0, c.error()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        torch.testing.assert_close(y, torch.softmax(x, -1))
+    finally:
+        c.b.destroy(h)
+
+
+def test_descriptor_from_another_backend_is_refused(backend, device):
+    if backend == "cpu":
+        pytest.skip("needs a second backend library: run with --backend nvidia on a GPU machine")
+    cpu, this = Contract("cpu", "copy"), Contract(backend, "copy")
+    h = cpu.create_ok()
+    try:
+        assert this.execute(h, 1, [1]) == STATUS["BAD_DESCRIPTOR"]
+        assert f"of the {backend} backend" in this.error()
+    finally:
+        cpu.b.destroy(h)
+
+
+def test_empty_tensors_need_no_pointers(contract):
+    """An empty tensor may have a NULL data pointer (torch gives it one)."""
+    shape = (0, 6)
+    code, h = contract.create(view(out_shape(contract.op, shape)), *[view(shape)] * contract.n_in)
+    assert code == 0, contract.error()
+    try:
+        assert contract.execute(h, None, [None] * contract.n_in) == 0, contract.error()
+    finally:
+        contract.b.destroy(h)

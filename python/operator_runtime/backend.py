@@ -19,7 +19,7 @@ DEFAULT_BACKEND = {"cpu": "cpu", "cuda": "nvidia"}
 
 METAX_STUB = (
     "the metax backend is a stub: it needs MetaX GPUs and the MACA toolchain (mxcc), and no MACA "
-    "kernels exist yet; see ops/copy/metax/README.md"
+    "kernels exist yet; see runtime/metax/README.md"
 )
 
 

@@ -1,0 +1,42 @@
+# The course's commands. Quick start:  make course   then   make test
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.requirements-installed
+
+.PHONY: course build book test test-cpu bench gpu-check clean help
+
+help:
+	@echo "make course     install, build the runtime, execute the chapters: site in _build/html"
+	@echo "make test       every test (runtime on all available backends)"
+	@echo "make build      rebuild the native libraries after editing ops/ or runtime/"
+	@echo "make bench      benchmark every op against torch (JSON in _build/bench.json)"
+	@echo "make gpu-check  the whole GPU check (run on the GPU machine: scripts/gpu_check.sh)"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade pip >/dev/null
+	$(BIN)/pip install -r requirements.txt
+	touch $@
+
+# Incremental rebuild of liboprt_* (scikit-build-core keeps its CMake tree in build/).
+build: $(STAMP)
+	$(BIN)/pip install --no-deps --no-build-isolation -e . -q
+
+book: build
+	$(BIN)/jupyter-book build . -W -n --keep-going
+
+course: book
+	@echo "course site: _build/html/index.html"
+
+test: build
+	$(BIN)/python -m pytest tests -q
+
+bench: build
+	$(BIN)/python tests/run_ops.py --op all --mode bench --json _build/bench.json
+
+gpu-check:
+	bash scripts/gpu_check.sh
+
+clean:
+	rm -rf build _build

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The whole GPU check in one command, run on the GPU machine from the project root:
+# build for the local GPU, the test suite on the nvidia backend, compute-sanitizer
+# (memcheck, racecheck, initcheck) over the correctness cases, then the benchmarks.
+#
+#   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
+#   STEPS="build test memcheck" bash scripts/gpu_check.sh   # a subset
+set -uo pipefail
+OUT=${OUT:-_build/gpu-check}
+BUILD=${CAMP_BUILD_DIR:-build-gpu}
+ARCH=${CUDA_ARCH:-90}
+STEPS=${STEPS:-"build test memcheck racecheck initcheck bench"}
+BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
+mkdir -p "$OUT"
+export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
+summary=()
+
+step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the outcome
+  local name=$1; shift
+  case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
+  echo "=== $name: $*"
+  local t0=$SECONDS
+  "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  tail -n 5 "$OUT/$name.log"
+  summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" $((SECONDS - t0)) "$(tail -n 1 "$OUT/$name.log")")")
+}
+
+sanitize() {  # compute-sanitizer over the nvidia correctness cases (f32 and bf16)
+  PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
+    python3 -m pytest tests/ops -q -x --backend nvidia -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
+}
+
+step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
+  && cmake --build $BUILD -j$(nproc)"
+step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
+step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
+step memcheck sanitize memcheck
+step racecheck sanitize racecheck
+step initcheck sanitize initcheck
+step bench python3 tests/run_ops.py --op all --backend nvidia --mode bench --json "$BENCH_JSON"
+
+echo "=== summary"
+printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
+! grep -qv ' rc=0 ' "$OUT/summary.txt"

@@ -1,0 +1,1 @@
+"""Benchmark entries, one module per operator: torch's peer and the FLOP count."""

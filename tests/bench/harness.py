@@ -1,0 +1,87 @@
+"""Measuring one operator on one backend against torch, shape by shape (cases.benchmark_cases()).
+
+Ours is the steady state a user gets: a prepared descriptor's run(). Torch is measured on
+the same tensors in the same process, eager and (optionally) torch.compile'd.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Callable
+
+import torch
+
+import operator_runtime as ort
+from cases import load
+from operator_runtime_testing.performance import PerformanceResult
+from operator_runtime_testing.timing import host_time_us, time_callable
+
+CPU_MAX_ELEMENTS = 1 << 24  # bigger shapes are GPU-sized; --full runs them on the CPU anyway
+TINY_SHAPE = (8,)           # for host overhead: the kernel is negligible, the call is not
+DTYPE_NAMES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+
+
+def measure_copy_ceiling(device: str) -> float:
+    """Achieved GB/s of torch's copy at the largest size we bench (read + write once)."""
+    n = (1 << 28) if torch.device(device).type == "cuda" else CPU_MAX_ELEMENTS
+    a = torch.randn(n, device=device)
+    o = torch.empty_like(a)
+    t = time_callable(lambda: o.copy_(a), device)
+    return 2 * n * 4 / (t.median_ms * 1e-3) / 1e9
+
+
+def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, full: bool, ceiling: float | None,
+                 report: Callable[[str], None]) -> list[PerformanceResult]:
+    cases, bench = load(op), importlib.import_module(f"bench.{op}")
+    api, prepare = getattr(ort, cases.API), getattr(ort, cases.PREPARE)
+    compiled = torch.compile(bench.torch_op) if torch_compile else None
+    gen = torch.Generator().manual_seed(0)
+    results = []
+    todo = cases.benchmark_cases()
+    for i, case in enumerate(todo, 1):
+        label = f"[{i}/{len(todo)}] {op} {'x'.join(map(str, case.shape))} {DTYPE_NAMES[case.dtype]} {case.attrs or ''}"
+        if device == "cpu" and math.prod(case.shape) > CPU_MAX_ELEMENTS and not full:
+            report(f"{label}: skipped on the CPU (over 2^24 elements; --full runs it)")
+            continue
+        report(f"{label}: measuring")
+        inputs = [torch.randn(case.shape, generator=gen).to(device=device, dtype=case.dtype) for _ in range(case.inputs)]
+        out = api(*inputs, **case.attrs, backend=backend)
+        row = _measure(op, backend, device, case.attrs, inputs, out, prepare, bench, compiled, ceiling)
+        results.append(row)
+        del inputs, out
+    # Host overhead: on a tiny tensor the time is all call path, ours against eager torch.
+    x = [torch.randn(TINY_SHAPE, generator=gen).to(device) for _ in range(todo[0].inputs)]
+    attrs = {k: -1 for k in todo[0].attrs}
+    out = api(*x, **attrs, backend=backend)
+    row = _measure(op, backend, device, attrs, x, out, prepare, bench, None, ceiling)
+    with prepare(out, *x, **attrs, backend=backend) as p:
+        row.host_us = host_time_us(p.run, device)
+    row.torch_host_us = host_time_us(lambda: bench.torch_op(torch.empty_like(out), *x, **attrs), device)
+    results.append(row)
+    return results
+
+
+def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, ceiling) -> PerformanceResult:
+    torch_out = torch.empty_like(out)
+    notes = []
+    with prepare(out, *inputs, **attrs, backend=backend) as p:
+        ours = time_callable(p.run, device)
+    theirs = time_callable(lambda: bench.torch_op(torch_out, *inputs, **attrs), device)
+    expected = bench.torch_op(torch_out, *inputs, **attrs)
+    if not torch.allclose(out.float(), expected.float(), rtol=1e-2, atol=1e-3, equal_nan=True):
+        notes.append("result differs from torch")  # a fast wrong kernel must not look good
+    compiled_ms = None
+    if compiled is not None:
+        try:
+            compiled_ms = time_callable(lambda: compiled(torch_out, *inputs, **attrs), device).median_ms
+        except Exception as e:  # report, do not abort the run: eager torch stays the peer
+            notes.append(f"torch.compile failed: {type(e).__name__}")
+    numel = inputs[0].numel()
+    moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
+    return PerformanceResult(
+        op=op, backend=backend, shape=list(inputs[0].shape), dtype=DTYPE_NAMES[inputs[0].dtype], attrs=dict(attrs),
+        latency_ms=ours.median_ms, latency_p10_ms=ours.p10_ms, latency_p90_ms=ours.p90_ms, bytes=moved,
+        flops=bench.FLOPS_PER_ELEMENT * numel, torch_ms=theirs.median_ms, torch_compile_ms=compiled_ms,
+        ceiling_gbps=ceiling, notes=notes,
+    )

@@ -21,6 +21,9 @@ inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), ke
 
 inline cudaStream_t as_cuda_stream(oprt_stream s) { return static_cast<cudaStream_t>(s); }
 
+// Streaming multiprocessors of the current device (cached per device).
+int sm_count();
+
 // The most blocks worth launching for a grid-stride kernel: a few waves over every SM.
 int grid_limit(int blocks_per_sm);
 

@@ -1,0 +1,103 @@
+// 16-byte vector access: the widest load a thread can issue, and what memory-bound
+// kernels need to keep enough bytes in flight to saturate HBM.
+//
+//   Pack<float, 4> p = load_pack<4>(ptr + i);     // ptr + i must be 16-byte aligned
+//   for_each_in_row(row, len, lane, lanes, [&](float v) { acc += v; });
+#pragma once
+
+#include <cstdint>
+
+#include "cuda_launch.cuh"
+
+namespace oprt {
+
+template <class T>
+constexpr int kPack = 16 / sizeof(T);  // elements in one 16-byte access
+
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <int N, class T>
+__device__ __forceinline__ Pack<T, N> load_pack(const T* p) {
+  return *reinterpret_cast<const Pack<T, N>*>(p);
+}
+
+template <int N, class T>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& v) {
+  *reinterpret_cast<Pack<T, N>*>(p) = v;
+}
+
+// Elements before `p` is aligned for a pack of E elements (p itself is element-aligned).
+template <int E, class T>
+__device__ __host__ __forceinline__ int64_t elements_to_alignment(const T* p) {
+  return static_cast<int64_t>((-(reinterpret_cast<uintptr_t>(p) / sizeof(T))) & (E - 1));
+}
+
+// Calls visit(float) for every element of the contiguous row [row, row + len), the
+// elements split over `lanes` cooperating threads (this one is `lane`): an unaligned
+// head one element per lane, the body in 16-byte packs, then the tail.
+template <class T, class Visit>
+__device__ __forceinline__ void for_each_in_row(const T* row, int64_t len, int lane, int lanes, Visit&& visit) {
+  constexpr int E = kPack<T>;
+  const int64_t head = min(elements_to_alignment<E>(row), len);
+  if (lane < head) visit(to_float(row[lane]));
+  const int64_t packs = (len - head) / E;
+  const T* body = row + head;
+#pragma unroll 4
+  for (int64_t k = lane; k < packs; k += lanes) {
+    const Pack<T, E> p = load_pack<E>(body + k * E);
+#pragma unroll
+    for (int e = 0; e < E; ++e) visit(to_float(p.v[e]));
+  }
+  for (int64_t i = head + packs * E + lane; i < len; i += lanes) visit(to_float(row[i]));
+}
+
+// The same walk, writing out[i] = f(in[i]) over a contiguous row.
+template <class TO, class TI, class F>
+__device__ __forceinline__ void map_row(TO* out, const TI* in, int64_t len, int lane, int lanes, F&& f) {
+  constexpr int E = kPack<TI> < kPack<TO> ? kPack<TI> : kPack<TO>;
+  const int64_t head = min(elements_to_alignment<E>(in), len);
+  if (elements_to_alignment<E>(out) != elements_to_alignment<E>(in)) {  // never both aligned: one by one
+    for (int64_t i = lane; i < len; i += lanes) out[i] = from_float<TO>(f(to_float(in[i])));
+    return;
+  }
+  if (lane < head) out[lane] = from_float<TO>(f(to_float(in[lane])));
+  const int64_t packs = (len - head) / E;
+#pragma unroll 4
+  for (int64_t k = lane; k < packs; k += lanes) {
+    const Pack<TI, E> p = load_pack<E>(in + head + k * E);
+    Pack<TO, E> q;
+#pragma unroll
+    for (int e = 0; e < E; ++e) q.v[e] = from_float<TO>(f(to_float(p.v[e])));
+    store_pack<E>(out + head + k * E, q);
+  }
+  for (int64_t i = head + packs * E + lane; i < len; i += lanes) out[i] = from_float<TO>(f(to_float(in[i])));
+}
+
+// out[i] = f(a[i], b[i]) over contiguous rows of one dtype, packed when all three agree
+// on alignment.
+template <class T, class F>
+__device__ __forceinline__ void zip_row(T* out, const T* a, const T* b, int64_t len, int lane, int lanes, F&& f) {
+  constexpr int E = kPack<T>;
+  const int64_t head = min(elements_to_alignment<E>(a), len);
+  if (elements_to_alignment<E>(b) != head % E || elements_to_alignment<E>(out) != head % E) {
+    for (int64_t i = lane; i < len; i += lanes) out[i] = from_float<T>(f(to_float(a[i]), to_float(b[i])));
+    return;
+  }
+  if (lane < head) out[lane] = from_float<T>(f(to_float(a[lane]), to_float(b[lane])));
+  const int64_t packs = (len - head) / E;
+#pragma unroll 4
+  for (int64_t k = lane; k < packs; k += lanes) {
+    const Pack<T, E> p = load_pack<E>(a + head + k * E), q = load_pack<E>(b + head + k * E);
+    Pack<T, E> r;
+#pragma unroll
+    for (int e = 0; e < E; ++e) r.v[e] = from_float<T>(f(to_float(p.v[e]), to_float(q.v[e])));
+    store_pack<E>(out + head + k * E, r);
+  }
+  for (int64_t i = head + packs * E + lane; i < len; i += lanes)
+    out[i] = from_float<T>(f(to_float(a[i]), to_float(b[i])));
+}
+
+}  // namespace oprt

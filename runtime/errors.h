@@ -6,9 +6,9 @@
 #pragma once
 
 #include <new>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "operator_runtime/oprt.h"
 
@@ -22,12 +22,22 @@ struct Error : std::runtime_error {
 void set_last_error(const std::string& message);
 void clear_last_error();
 
-// Build a message from any streamable pieces: fail(OPRT_STATUS_BAD_SHAPE, "rank ", r, " > 8").
+// Message pieces are strings or integers. (No iostreams: they depend on the process's
+// locale machinery, which a host program such as Python with torch loaded may have set
+// up from another libstdc++; plain string building cannot go wrong that way.)
+inline void append(std::string& s, const char* part) { s += part; }
+inline void append(std::string& s, const std::string& part) { s += part; }
+template <class Int, class = std::enable_if_t<std::is_integral_v<Int>>>
+void append(std::string& s, Int part) {
+  s += std::to_string(part);
+}
+
+// Builds the message from its pieces and throws: fail(OPRT_STATUS_BAD_SHAPE, "rank ", r, " > 8").
 template <class... Parts>
 [[noreturn]] void fail(oprt_status status, const Parts&... parts) {
-  std::ostringstream os;
-  (os << ... << parts);
-  throw Error(status, os.str());
+  std::string message;
+  (append(message, parts), ...);
+  throw Error(status, message);
 }
 
 template <class Body>

@@ -1,24 +1,135 @@
-// reduce_sum on NVIDIA GPUs, first version, two strategies:
-//  - rows contiguous (reducing the last dim): a block per row, threads stride along it and
-//    combine with block_reduce;
-//  - rows strided but neighbouring rows adjacent (reducing a leading dim): a thread per
-//    output, so the threads of a warp read 32 adjacent elements at every step (coalesced)
-//    instead of each block striding through memory alone.
+// reduce_sum on NVIDIA GPUs: f32 accumulation, a strategy per row shape.
+//
+// choose_strategy() below is the whole decision, by the layout and length of the rows:
+//   contiguous rows (reducing the innermost dim), 16-byte packed loads:
+//     short rows            a warp per row        no shared memory, 8 rows per block
+//     long rows, many rows  a block per row       threads stride along the row
+//     long rows, few rows   a row split over blocks, partial sums in the workspace,
+//                           then a warp per row adds the partials (no atomics: the
+//                           result does not depend on scheduling)
+//   strided rows whose neighbours are adjacent (reducing a leading dim): a thread per
+//     output walks down its column, so each warp reads 32 adjacent elements per step;
+//     the columns are split in row ranges when there are too few to fill the GPU
+//   anything else: a block per row, strided loads.
+#include <algorithm>
+
 #include "block_reduce.cuh"
 #include "cuda_launch.cuh"
 #include "reduce_sum_descriptor.h"
+#include "vector_io.cuh"
 
 using namespace oprt;
 
-namespace oprt {
-size_t reduce_sum_workspace_bytes(const ReduceSumDescriptor&) { return 0; }
-}  // namespace oprt
-
 namespace {
-constexpr int kThreads = 256;
+
+enum class Strategy { WarpPerRow, BlockPerRow, SplitRow, Columns, Strided };
+
+struct Launch {
+  Strategy strategy;
+  int threads;     // per block
+  int64_t splits;  // blocks (or thread ranges) per row; partials in the workspace when > 1
+};
+
+constexpr int64_t kWarpRowMax = 1024;       // rows up to this many elements: a warp each
+constexpr int64_t kMinSplitElements = 16384;  // never split a row into smaller pieces
+
+bool neighbours_adjacent(const RowPlan& p) {
+  return p.in_row_stride != 1 && p.outer_rank > 0 && p.in_outer_strides[p.outer_rank - 1] == 1;
+}
+
+Launch choose_strategy(const RowPlan& p, int sms) {
+  if (p.in_row_stride == 1 || p.row_len == 1) {
+    if (p.row_len <= kWarpRowMax) return {Strategy::WarpPerRow, 256, 1};
+    if (p.rows >= sms) return {Strategy::BlockPerRow, p.row_len >= 16384 ? 1024 : 512, 1};
+    const int64_t splits = std::clamp<int64_t>(4 * sms / std::max<int64_t>(p.rows, 1), 1,
+                                               std::max<int64_t>(1, p.row_len / kMinSplitElements));
+    return {splits > 1 ? Strategy::SplitRow : Strategy::BlockPerRow, 1024, splits};
+  }
+  if (neighbours_adjacent(p)) {
+    // Enough (column, row range) threads for ~8 blocks of 256 per SM.
+    const int64_t want = int64_t{8} * 256 * sms;
+    const int64_t splits = std::clamp<int64_t>(want / std::max<int64_t>(p.rows, 1), 1,
+                                               std::max<int64_t>(1, std::min<int64_t>(p.row_len / 64, 65535)));
+    return {Strategy::Columns, 256, splits};
+  }
+  return {Strategy::Strided, 256, 1};
+}
+
+size_t partial_bytes(const RowPlan& p, const Launch& l) {
+  return l.splits > 1 ? static_cast<size_t>(p.rows * l.splits) * sizeof(float) : 0;
+}
 
 template <class T>
-__global__ void sum_row_per_block(RowPlan p, const T* x, T* y) {
+__global__ void sum_warp_per_row(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
+  const int lane = threadIdx.x & 31, warps_per_block = blockDim.x >> 5;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * warps_per_block;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + (threadIdx.x >> 5); row < p.rows;
+       row += step) {
+    int64_t in_off, out_off;
+    p.row_offsets(row, in_off, out_off);
+    float acc = 0.f;
+    for_each_in_row(x + in_off, p.row_len, lane, 32, [&](float v) { acc += v; });
+    acc = warp_reduce<Sum>(acc);
+    if (lane == 0) y[out_off] = from_float<T>(acc);
+  }
+}
+
+// Block b sums piece b % splits of row b / splits (splits == 1: the whole row) and
+// writes it to y, or to partials[b] when the row is split.
+template <class T>
+__global__ void sum_block_per_piece(RowPlan p, int64_t splits, const T* __restrict__ x, T* __restrict__ y,
+                                    float* __restrict__ partials) {
+  __shared__ float scratch[32];
+  const int64_t piece_len = (p.row_len + splits - 1) / splits;
+  for (int64_t b = blockIdx.x; b < p.rows * splits; b += gridDim.x) {
+    const int64_t row = b / splits, piece = b % splits;
+    int64_t in_off, out_off;
+    p.row_offsets(row, in_off, out_off);
+    const int64_t begin = piece * piece_len, len = std::max<int64_t>(0, std::min(piece_len, p.row_len - begin));
+    float acc = 0.f;
+    for_each_in_row(x + in_off + begin, len, threadIdx.x, blockDim.x, [&](float v) { acc += v; });
+    acc = block_reduce<Sum>(acc, scratch);
+    if (threadIdx.x == 0) {
+      if (splits == 1) y[out_off] = from_float<T>(acc);
+      else partials[b] = acc;
+    }
+  }
+}
+
+// A thread per (output, row range): adjacent threads read adjacent elements.
+template <class T>
+__global__ void sum_columns(RowPlan p, const T* __restrict__ x, T* __restrict__ y, float* __restrict__ partials) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= p.rows) return;
+  const int64_t splits = gridDim.y, piece = blockIdx.y;
+  const int64_t piece_len = (p.row_len + splits - 1) / splits;
+  const int64_t begin = piece * piece_len, end = std::min(p.row_len, begin + piece_len);
+  int64_t in_off, out_off;
+  p.row_offsets(row, in_off, out_off);
+  const T* col = x + in_off;
+  float acc = 0.f;
+#pragma unroll 8
+  for (int64_t r = begin; r < end; ++r) acc += to_float(col[r * p.in_row_stride]);
+  if (splits == 1) y[out_off] = from_float<T>(acc);
+  else partials[piece * p.rows + row] = acc;
+}
+
+// Adds the `splits` partial sums of each row: partials[row * row_step + k * split_step].
+template <class T>
+__global__ void sum_partials(RowPlan p, int64_t splits, int64_t row_step, int64_t split_step,
+                             const float* __restrict__ partials, T* __restrict__ y) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= p.rows) return;
+  float acc = 0.f;
+  for (int64_t k = 0; k < splits; ++k) acc += partials[row * row_step + k * split_step];
+  int64_t in_off, out_off;
+  p.row_offsets(row, in_off, out_off);
+  y[out_off] = from_float<T>(acc);
+}
+
+// First version, for rows that are neither contiguous nor column-adjacent.
+template <class T>
+__global__ void sum_strided_rows(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
   __shared__ float scratch[32];
   for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     int64_t in_off, out_off;
@@ -31,21 +142,39 @@ __global__ void sum_row_per_block(RowPlan p, const T* x, T* y) {
 }
 
 template <class T>
-__global__ void sum_row_per_thread(RowPlan p, const T* x, T* y) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.rows; row += step) {
-    int64_t in_off, out_off;
-    p.row_offsets(row, in_off, out_off);
-    float acc = 0.f;
-    for (int64_t r = 0; r < p.row_len; ++r) acc += to_float(x[in_off + r * p.in_row_stride]);
-    y[out_off] = from_float<T>(acc);
+void launch(const RowPlan& p, Launch l, const T* x, T* y, float* partials, cudaStream_t s) {
+  const unsigned threads = static_cast<unsigned>(l.threads);
+  switch (l.strategy) {
+    case Strategy::WarpPerRow:
+      sum_warp_per_row<T><<<grid_for(p.rows, threads / 32, 16), threads, 0, s>>>(p, x, y);
+      break;
+    case Strategy::BlockPerRow:
+    case Strategy::SplitRow:
+      sum_block_per_piece<T><<<grid_for(p.rows * l.splits, 1, 2048 / l.threads * 4), threads, 0, s>>>(
+          p, l.splits, x, y, partials);
+      if (l.splits > 1) sum_partials<T><<<grid_for(p.rows, 256, 64), 256, 0, s>>>(p, l.splits, l.splits, 1, partials, y);
+      break;
+    case Strategy::Columns: {
+      const dim3 grid(static_cast<unsigned>((p.rows + threads - 1) / threads), static_cast<unsigned>(l.splits));
+      sum_columns<T><<<grid, threads, 0, s>>>(p, x, y, partials);
+      if (l.splits > 1) sum_partials<T><<<grid_for(p.rows, 256, 64), 256, 0, s>>>(p, l.splits, 1, p.rows, partials, y);
+      break;
+    }
+    case Strategy::Strided:
+      sum_strided_rows<T><<<grid_for(p.rows, 1, 32), threads, 0, s>>>(p, x, y);
+      break;
   }
+  check_launch("reduce_sum kernel");
 }
 
-bool neighbours_adjacent(const RowPlan& p) {
-  return p.in_row_stride != 1 && p.outer_rank > 0 && p.in_outer_strides[p.outer_rank - 1] == 1;
-}
 }  // namespace
+
+namespace oprt {
+size_t reduce_sum_workspace_bytes(const ReduceSumDescriptor& d) {
+  if (d.plan.rows == 0 || d.plan.row_len == 0) return 0;
+  return partial_bytes(d.plan, choose_strategy(d.plan, sm_count()));
+}
+}  // namespace oprt
 
 extern "C" OPRT_API oprt_status oprt_execute_reduce_sum(const oprt_reduce_sum_descriptor* desc, void* workspace,
                                                         size_t workspace_size, void* out, const void* in,
@@ -54,17 +183,13 @@ extern "C" OPRT_API oprt_status oprt_execute_reduce_sum(const oprt_reduce_sum_de
     const auto& d = begin_execute<ReduceSumDescriptor>(desc, workspace, workspace_size);
     if (d.plan.rows == 0) return;
     require_buffers({{out, "out", true}, {in, "in", d.plan.row_len > 0}});
+    Launch l = choose_strategy(d.plan, sm_count());
+    if (partial_bytes(d.plan, l) > workspace_size) l.splits = 1;  // another GPU than at create: no split
+    if (d.plan.row_len == 0) l = {Strategy::WarpPerRow, 256, 1};   // empty rows: write zeros
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
-      const auto* x = static_cast<const T*>(in);
-      auto* y = static_cast<T*>(out);
-      const cudaStream_t s = as_cuda_stream(stream);
-      if (neighbours_adjacent(d.plan)) {
-        sum_row_per_thread<T><<<grid_for(d.plan.rows, kThreads), kThreads, 0, s>>>(d.plan, x, y);
-      } else {
-        sum_row_per_block<T><<<grid_for(d.plan.rows, 1, 32), kThreads, 0, s>>>(d.plan, x, y);
-      }
-      check_launch("reduce_sum kernel");
+      launch<T>(d.plan, l, static_cast<const T*>(in), static_cast<T*>(out), static_cast<float*>(workspace),
+                as_cuda_stream(stream));
     });
   });
 }

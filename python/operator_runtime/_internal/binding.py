@@ -57,6 +57,21 @@ def bind_op(backend: str, signature: OpSignature) -> BoundOp:
     return _bound[key]
 
 
+def _stream_getter(device: torch.device):
+    """A function returning the handle of the device's current stream (None on the CPU).
+
+    Kernels go on torch's current stream at each call, as torch's own ops do, so they
+    order correctly with the caller's torch work and honour `with torch.cuda.stream(s)`.
+    """
+    if device.type != "cuda":
+        return lambda: None
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # ~10x cheaper than the public API
+    if raw is not None:
+        return lambda: raw(index)
+    return lambda: torch.cuda.current_stream(index).cuda_stream
+
+
 def _layout(t: torch.Tensor) -> tuple:
     return tuple(t.shape), t.stride(), t.dtype, t.device
 
@@ -84,20 +99,28 @@ class PreparedOp:
         size = ctypes.c_size_t()
         bound.check(f"oprt_get_{name}_workspace_size", bound.workspace_size(self._handle, ctypes.byref(size)))
         self.workspace = torch.empty(size.value, dtype=torch.uint8, device=out.device) if size.value else None
+        self._execute = bound.execute
         self._workspace_args = (self.workspace.data_ptr() if size.value else None, size.value)
-        self._cuda = out.device.type == "cuda"
+        # run() with no arguments reuses these: the steady state is one ctypes call.
+        self._args = (self._handle, *self._workspace_args, out.data_ptr(), *[t.data_ptr() for t in inputs])
+        self._stream = _stream_getter(out.device)
+        multi_gpu = out.device.type == "cuda" and torch.cuda.device_count() > 1
+        self._device_index = out.device.index if multi_gpu else None
 
     def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Execute; returns the output tensor written."""
-        if self._handle is None:
+        if self._args is None:
             raise RuntimeError(f"prepared {self.op} is closed")
         if inputs or out is not None:
             inputs, out = self._swap(inputs, out)
+            args = (self._handle, *self._workspace_args, out.data_ptr(), *[t.data_ptr() for t in inputs])
         else:
-            inputs, out = self.inputs, self.out
-        stream = torch.cuda.current_stream(out.device).cuda_stream if self._cuda else None
-        code = self._bound.execute(self._handle, *self._workspace_args, out.data_ptr(),
-                                   *[t.data_ptr() for t in inputs], stream)
+            args, out = self._args, self.out
+        if self._device_index is None:
+            code = self._execute(*args, self._stream())
+        else:  # the C side launches on the current device: make it the tensors' device
+            with torch.cuda.device(self._device_index):
+                code = self._execute(*args, self._stream())
         if code:
             self._bound.check(f"oprt_execute_{self.op}", code)
         return out
@@ -122,7 +145,7 @@ class PreparedOp:
         """Destroy the descriptor and drop the tensors; safe to call twice."""
         if self._handle is not None and self._handle.value is not None:
             self._bound.check(f"oprt_destroy_{self.op}_descriptor", self._bound.destroy(self._handle))
-        self._handle = None
+        self._handle = self._args = None
         self.out = self.inputs = self.workspace = None
 
     def __enter__(self) -> "PreparedOp":

@@ -14,6 +14,10 @@ namespace oprt {
 template <class T>
 constexpr int kPack = 16 / sizeof(T);  // elements in one 16-byte access
 
+// Packs each thread loads before using any: HBM needs tens of MB in flight to reach its
+// bandwidth, and one outstanding 16-byte load per thread is not enough on an H200.
+constexpr int kBatch = 4;
+
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T v[N];
@@ -45,8 +49,17 @@ __device__ __forceinline__ void for_each_in_row(const T* row, int64_t len, int l
   if (lane < head) visit(to_float(row[lane]));
   const int64_t packs = (len - head) / E;
   const T* body = row + head;
-#pragma unroll 4
-  for (int64_t k = lane; k < packs; k += lanes) {
+  int64_t k = lane;
+  for (; k + (kBatch - 1) * lanes < packs; k += kBatch * lanes) {  // all loads first: more bytes in flight
+    Pack<T, E> p[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) p[u] = load_pack<E>(body + (k + u * lanes) * E);
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+#pragma unroll
+      for (int e = 0; e < E; ++e) visit(to_float(p[u].v[e]));
+  }
+  for (; k < packs; k += lanes) {
     const Pack<T, E> p = load_pack<E>(body + k * E);
 #pragma unroll
     for (int e = 0; e < E; ++e) visit(to_float(p.v[e]));
@@ -65,8 +78,20 @@ __device__ __forceinline__ void map_row(TO* out, const TI* in, int64_t len, int 
   }
   if (lane < head) out[lane] = from_float<TO>(f(to_float(in[lane])));
   const int64_t packs = (len - head) / E;
-#pragma unroll 4
-  for (int64_t k = lane; k < packs; k += lanes) {
+  int64_t k = lane;
+  for (; k + (kBatch - 1) * lanes < packs; k += kBatch * lanes) {
+    Pack<TI, E> p[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) p[u] = load_pack<E>(in + head + (k + u * lanes) * E);
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      Pack<TO, E> q;
+#pragma unroll
+      for (int e = 0; e < E; ++e) q.v[e] = from_float<TO>(f(to_float(p[u].v[e])));
+      store_pack<E>(out + head + (k + u * lanes) * E, q);
+    }
+  }
+  for (; k < packs; k += lanes) {
     const Pack<TI, E> p = load_pack<E>(in + head + k * E);
     Pack<TO, E> q;
 #pragma unroll
@@ -88,8 +113,23 @@ __device__ __forceinline__ void zip_row(T* out, const T* a, const T* b, int64_t 
   }
   if (lane < head) out[lane] = from_float<T>(f(to_float(a[lane]), to_float(b[lane])));
   const int64_t packs = (len - head) / E;
-#pragma unroll 4
-  for (int64_t k = lane; k < packs; k += lanes) {
+  int64_t k = lane;
+  for (; k + (kBatch - 1) * lanes < packs; k += kBatch * lanes) {
+    Pack<T, E> p[kBatch], q[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      p[u] = load_pack<E>(a + head + (k + u * lanes) * E);
+      q[u] = load_pack<E>(b + head + (k + u * lanes) * E);
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      Pack<T, E> r;
+#pragma unroll
+      for (int e = 0; e < E; ++e) r.v[e] = from_float<T>(f(to_float(p[u].v[e]), to_float(q[u].v[e])));
+      store_pack<E>(out + head + (k + u * lanes) * E, r);
+    }
+  }
+  for (; k < packs; k += lanes) {
     const Pack<T, E> p = load_pack<E>(a + head + k * E), q = load_pack<E>(b + head + k * E);
     Pack<T, E> r;
 #pragma unroll

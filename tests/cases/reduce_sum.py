@@ -38,6 +38,7 @@ def correctness_cases():
         Case("strided", (T((9, 31), layout="strided"),), {"dim": -1}),
         Case("expanded", (T((11, 13), layout="expanded", expand_from=(1, 13)),), {"dim": 0}),
         Case("row-longer-than-block", (T((3, 70_001)),), {"dim": -1}),
+        Case("long-rows-split", (T((2, 300_000)),), {"dim": -1}),
         Case("long-column", (T((5003, 3)),), {"dim": 0}),
         Case("many-rows", (T((4099, 5)),), {"dim": 1}),
         Case("extreme-values", (T((6, 37), values="extreme"),), {"dim": 1}),

@@ -1,6 +1,8 @@
 // copy on NVIDIA GPUs.
 //
-// Contiguous input and output (any dtype pair): 16-byte packed loads and stores over a
+// Contiguous input and output of one dtype: cudaMemcpyAsync, the driver's device-to-device
+// copy (what torch's copy_ uses too; it beat our packed kernel by ~10% at 1 GiB on an
+// H200). Contiguous with a dtype conversion: 16-byte packed loads and stores over a
 // grid-stride loop. Anything else (transposed, strided, broadcast input; strided
 // output): one thread per element, offsets from the plan's strides.
 #include <type_traits>
@@ -35,7 +37,11 @@ extern "C" OPRT_API oprt_status oprt_execute_copy(const oprt_copy_descriptor* de
         using TI = typename decltype(in_type)::type;
         auto* o = static_cast<TO*>(out);
         const auto* x = static_cast<const TI*>(in);
-        if (d.plan.contiguous) {
+        if (d.plan.contiguous && std::is_same_v<TO, TI>) {
+          if (static_cast<const void*>(o) == static_cast<const void*>(x)) return;  // copying onto itself
+          check_cuda(cudaMemcpyAsync(o, x, d.plan.numel * sizeof(TO), cudaMemcpyDeviceToDevice, as_cuda_stream(stream)),
+                     "copy (cudaMemcpyAsync)");
+        } else if (d.plan.contiguous) {
           constexpr int pack = kPack<TI> < kPack<TO> ? kPack<TI> : kPack<TO>;
           map_contiguous_kernel<<<packed_grid(d.plan.numel, pack), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
               o, x, d.plan.numel, Identity{});

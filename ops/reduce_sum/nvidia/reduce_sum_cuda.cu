@@ -77,7 +77,7 @@ __global__ void sum_warp_per_row(RowPlan p, const T* __restrict__ x, T* __restri
 // Block b sums piece b % splits of row b / splits (splits == 1: the whole row) and
 // writes it to y, or to partials[b] when the row is split.
 template <class T>
-__global__ void sum_block_per_piece(RowPlan p, int64_t splits, const T* __restrict__ x, T* __restrict__ y,
+__global__ void __launch_bounds__(1024) sum_block_per_piece(RowPlan p, int64_t splits, const T* __restrict__ x, T* __restrict__ y,
                                     float* __restrict__ partials) {
   __shared__ float scratch[32];
   const int64_t piece_len = (p.row_len + splits - 1) / splits;

@@ -4,8 +4,8 @@
 //   contiguous rows (the innermost dim):
 //     up to 32 * 32 elements      a warp per row, the row held in registers: one read,
 //                                 one write, warp shuffles only
-//     up to 1024 * 32 elements    a block per row, the row held in registers (32 values
-//                                 per thread): one read, one write
+//     up to 512 * 64 elements     a block per row, the row held in registers (32 or 64
+//                                 values per thread): one read, one write
 //     longer rows                 online softmax (running max and rescaled sum in one
 //                                 pass), then a second pass that writes: two reads;
 //                                 split over several blocks when rows are fewer than SMs
@@ -13,6 +13,7 @@
 //     pass then write, each warp reading 32 adjacent elements per step
 //   anything else: a block per row, three strided passes.
 #include <algorithm>
+#include <utility>
 
 #include "block_reduce.cuh"
 #include "cuda_launch.cuh"
@@ -23,7 +24,7 @@ using namespace oprt;
 
 namespace {
 
-enum class Strategy { WarpCached, BlockCached, BlockOnline, SplitOnline, Columns, Strided };
+enum class Strategy { WarpCached, BlockCached, BlockCachedWide, BlockOnline, SplitOnline, Columns, Strided };
 
 struct Launch {
   Strategy strategy;
@@ -31,7 +32,9 @@ struct Launch {
   int64_t splits;
 };
 
-constexpr int kCached = 32;  // row values each thread holds in registers
+constexpr int kCached = 32;      // row values each thread holds in registers
+constexpr int kCachedWide = 64;  // for rows up to 512 * 64: fits the register file at 512 threads
+constexpr int kCachedThreads = 512;
 constexpr int64_t kMinSplitElements = 65536;
 
 bool contiguous_rows(const RowPlan& p) { return p.row_len == 1 || (p.in_row_stride == 1 && p.out_row_stride == 1); }
@@ -44,9 +47,12 @@ bool neighbours_adjacent(const RowPlan& p) {
 Launch choose_strategy(const RowPlan& p, int sms) {
   if (contiguous_rows(p)) {
     if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
-    if (p.row_len <= 1024 * kCached) {
-      const int64_t threads = (p.row_len + kCached - 1) / kCached;
-      return {Strategy::BlockCached, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
+    for (const auto [values, strategy] : {std::pair{kCached, Strategy::BlockCached},
+                                          std::pair{kCachedWide, Strategy::BlockCachedWide}}) {
+      if (p.row_len <= int64_t{kCachedThreads} * values) {
+        const int64_t threads = (p.row_len + values - 1) / values;
+        return {strategy, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
+      }
     }
     if (p.rows >= sms) return {Strategy::BlockOnline, 1024, 1};
     const int64_t splits = std::clamp<int64_t>(2 * sms / std::max<int64_t>(p.rows, 1), 1,
@@ -148,9 +154,10 @@ __global__ void softmax_warp_cached(RowPlan p, const T* __restrict__ x, T* __res
   }
 }
 
-template <class T>
-__global__ void softmax_block_cached(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
-  constexpr int K = kCached / kPack<T>;
+template <class T, int Values>
+__global__ void __launch_bounds__(kCachedThreads) softmax_block_cached(RowPlan p, const T* __restrict__ x,
+                                                                       T* __restrict__ y) {
+  constexpr int K = Values / kPack<T>;
   __shared__ float scratch[32];
   for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     int64_t in_off, out_off;
@@ -179,7 +186,7 @@ __device__ __forceinline__ void write_piece(T* out, const T* in, int64_t len, Ma
 }
 
 template <class T>
-__global__ void softmax_block_online(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
+__global__ void __launch_bounds__(1024) softmax_block_online(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
   __shared__ float scratch[64];
   for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     int64_t in_off, out_off;
@@ -191,7 +198,7 @@ __global__ void softmax_block_online(RowPlan p, const T* __restrict__ x, T* __re
 
 // Split rows, step 1: block b computes (max, sum) of piece b % splits of row b / splits.
 template <class T>
-__global__ void softmax_split_stats(RowPlan p, int64_t splits, const T* __restrict__ x, MaxSum* __restrict__ parts) {
+__global__ void __launch_bounds__(1024) softmax_split_stats(RowPlan p, int64_t splits, const T* __restrict__ x, MaxSum* __restrict__ parts) {
   __shared__ float scratch[64];
   const int64_t piece_len = (p.row_len + splits - 1) / splits;
   for (int64_t b = blockIdx.x; b < p.rows * splits; b += gridDim.x) {
@@ -205,7 +212,7 @@ __global__ void softmax_split_stats(RowPlan p, int64_t splits, const T* __restri
 
 // Split rows, step 2: combine the row's parts, then write this block's piece.
 template <class T>
-__global__ void softmax_split_write(RowPlan p, int64_t splits, const T* __restrict__ x, T* __restrict__ y,
+__global__ void __launch_bounds__(1024) softmax_split_write(RowPlan p, int64_t splits, const T* __restrict__ x, T* __restrict__ y,
                                     const MaxSum* __restrict__ parts) {
   __shared__ MaxSum scratch[32];
   const int64_t piece_len = (p.row_len + splits - 1) / splits;
@@ -265,7 +272,10 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
       softmax_warp_cached<T><<<grid_for(p.rows, threads / 32, 16), threads, 0, s>>>(p, x, y);
       break;
     case Strategy::BlockCached:
-      softmax_block_cached<T><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);
+      softmax_block_cached<T, kCached><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);
+      break;
+    case Strategy::BlockCachedWide:
+      softmax_block_cached<T, kCachedWide><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);
       break;
     case Strategy::BlockOnline:
       softmax_block_online<T><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);

@@ -32,6 +32,19 @@ inline unsigned grid_for(int64_t work_items, int64_t per_block, int blocks_per_s
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(need, grid_limit(blocks_per_sm))));
 }
 
+// Blocks of `kernel` at `threads` per block that fit on one SM at once (cached).
+int resident_blocks_per_sm(const void* kernel, int threads);
+
+// The grid for a grid-stride kernel: no more blocks than can run at once. A grid larger
+// than what fits runs in two uneven waves: the blocks that start late finish late, and
+// the GPU idles meanwhile (it cost vector_add ~6% at 1 GiB on an H200).
+template <class Kernel>
+unsigned resident_grid(Kernel* kernel, int threads, int64_t work_items, int64_t per_block) {
+  const int64_t need = (work_items + per_block - 1) / per_block;
+  const int64_t fit = int64_t{resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads)} * sm_count();
+  return static_cast<unsigned>(std::max<int64_t>(1, std::min(need, fit)));
+}
+
 __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }

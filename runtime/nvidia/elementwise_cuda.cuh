@@ -27,8 +27,9 @@ __global__ void elementwise_kernel(ElementwisePlan<N> p, F fn) {
 
 template <int N, class F>
 void launch_elementwise(const ElementwisePlan<N>& p, F fn, oprt_stream stream, const char* name) {
-  elementwise_kernel<N><<<grid_for(p.numel, kElementwiseThreads), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
-      p, fn);
+  auto* kernel = elementwise_kernel<N, F>;
+  kernel<<<resident_grid(kernel, kElementwiseThreads, p.numel, kElementwiseThreads), kElementwiseThreads, 0,
+           as_cuda_stream(stream)>>>(p, fn);
   check_launch(name);
 }
 
@@ -47,7 +48,10 @@ __global__ void zip_contiguous_kernel(T* __restrict__ out, const T* __restrict__
   zip_row(out, a, b, n, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, f);
 }
 
-// Enough threads that each handles a few 16-byte packs, at most a few waves of the GPU.
-inline unsigned packed_grid(int64_t n, int pack) { return grid_for((n + pack - 1) / pack, kElementwiseThreads * 4); }
+// Enough threads that each handles a batch of 16-byte packs, no more than fit at once.
+template <class Kernel>
+unsigned packed_grid(Kernel* kernel, int64_t n, int pack) {
+  return resident_grid(kernel, kElementwiseThreads, (n + pack - 1) / pack, int64_t{kElementwiseThreads} * kBatch);
+}
 
 }  // namespace oprt

@@ -1,4 +1,7 @@
 #include <atomic>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 #include "cuda_launch.cuh"
 
@@ -22,4 +25,21 @@ int sm_count() {
 }
 
 int grid_limit(int blocks_per_sm) { return sm_count() * blocks_per_sm; }
+
+int resident_blocks_per_sm(const void* kernel, int threads) {
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int>, int> cache;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  const auto key = std::make_tuple(kernel, threads, device);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  int blocks = 0;
+  check_cuda(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0),
+             "cudaOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (blocks < 1) fail(OPRT_STATUS_DEVICE_ERROR, "a kernel cannot run with ", threads, " threads per block");
+  cache.emplace(key, blocks);
+  return blocks;
+}
 }  // namespace oprt

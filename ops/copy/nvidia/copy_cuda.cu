@@ -43,7 +43,8 @@ extern "C" OPRT_API oprt_status oprt_execute_copy(const oprt_copy_descriptor* de
                      "copy (cudaMemcpyAsync)");
         } else if (d.plan.contiguous) {
           constexpr int pack = kPack<TI> < kPack<TO> ? kPack<TI> : kPack<TO>;
-          map_contiguous_kernel<<<packed_grid(d.plan.numel, pack), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
+          auto* kernel = map_contiguous_kernel<TO, TI, Identity>;
+          kernel<<<packed_grid(kernel, d.plan.numel, pack), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
               o, x, d.plan.numel, Identity{});
           check_launch("copy kernel (contiguous)");
         } else {

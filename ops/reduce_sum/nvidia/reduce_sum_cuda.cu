@@ -30,7 +30,7 @@ struct Launch {
   int64_t splits;  // blocks (or thread ranges) per row; partials in the workspace when > 1
 };
 
-constexpr int64_t kWarpRowMax = 1024;       // rows up to this many elements: a warp each
+constexpr int64_t kWarpRowMax = 8192;       // rows up to this many elements: a warp each (no block syncs)
 constexpr int64_t kMinSplitElements = 16384;  // never split a row into smaller pieces
 
 bool neighbours_adjacent(const RowPlan& p) {
@@ -145,15 +145,18 @@ template <class T>
 void launch(const RowPlan& p, Launch l, const T* x, T* y, float* partials, cudaStream_t s) {
   const unsigned threads = static_cast<unsigned>(l.threads);
   switch (l.strategy) {
-    case Strategy::WarpPerRow:
-      sum_warp_per_row<T><<<grid_for(p.rows, threads / 32, 16), threads, 0, s>>>(p, x, y);
+    case Strategy::WarpPerRow: {
+      auto* kernel = sum_warp_per_row<T>;
+      kernel<<<resident_grid(kernel, l.threads, p.rows, threads / 32), threads, 0, s>>>(p, x, y);
       break;
+    }
     case Strategy::BlockPerRow:
-    case Strategy::SplitRow:
-      sum_block_per_piece<T><<<grid_for(p.rows * l.splits, 1, 2048 / l.threads * 4), threads, 0, s>>>(
-          p, l.splits, x, y, partials);
+    case Strategy::SplitRow: {
+      auto* kernel = sum_block_per_piece<T>;
+      kernel<<<resident_grid(kernel, l.threads, p.rows * l.splits, 1), threads, 0, s>>>(p, l.splits, x, y, partials);
       if (l.splits > 1) sum_partials<T><<<grid_for(p.rows, 256, 64), 256, 0, s>>>(p, l.splits, l.splits, 1, partials, y);
       break;
+    }
     case Strategy::Columns: {
       const dim3 grid(static_cast<unsigned>((p.rows + threads - 1) / threads), static_cast<unsigned>(l.splits));
       sum_columns<T><<<grid, threads, 0, s>>>(p, x, y, partials);

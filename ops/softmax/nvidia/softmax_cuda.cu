@@ -4,8 +4,10 @@
 //   contiguous rows (the innermost dim):
 //     up to 32 * 32 elements      a warp per row, the row held in registers: one read,
 //                                 one write, warp shuffles only
-//     up to 512 * 64 elements     a block per row, the row held in registers (32 or 64
-//                                 values per thread): one read, one write
+//     up to 256 * 32 elements     a block per row, the row held in registers (32 values
+//                                 per thread) and the next row's loads issued before
+//                                 this row's reductions: one read, one write
+//     up to 512 * 64 elements     the same with 64 values per thread, no prefetch
 //     longer rows                 online softmax (running max and rescaled sum in one
 //                                 pass), then a second pass that writes: two reads;
 //                                 split over several blocks when rows are fewer than SMs
@@ -13,7 +15,7 @@
 //     pass then write, each warp reading 32 adjacent elements per step
 //   anything else: a block per row, three strided passes.
 #include <algorithm>
-#include <utility>
+#include <tuple>
 
 #include "block_reduce.cuh"
 #include "cuda_launch.cuh"
@@ -32,9 +34,11 @@ struct Launch {
   int64_t splits;
 };
 
-constexpr int kCached = 32;      // row values each thread holds in registers
-constexpr int kCachedWide = 64;  // for rows up to 512 * 64: fits the register file at 512 threads
-constexpr int kCachedThreads = 512;
+// Row values each thread holds in registers, and the most threads per block for each:
+// with the next row prefetched, 32 values need ~140 registers, so at most 256 threads;
+// 64 values without prefetch fit 512 threads (65536 registers per SM).
+constexpr int kCached = 32, kCachedThreads = 256;
+constexpr int kCachedWide = 64, kCachedWideThreads = 512;
 constexpr int64_t kMinSplitElements = 65536;
 
 bool contiguous_rows(const RowPlan& p) { return p.row_len == 1 || (p.in_row_stride == 1 && p.out_row_stride == 1); }
@@ -47,9 +51,9 @@ bool neighbours_adjacent(const RowPlan& p) {
 Launch choose_strategy(const RowPlan& p, int sms) {
   if (contiguous_rows(p)) {
     if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
-    for (const auto [values, strategy] : {std::pair{kCached, Strategy::BlockCached},
-                                          std::pair{kCachedWide, Strategy::BlockCachedWide}}) {
-      if (p.row_len <= int64_t{kCachedThreads} * values) {
+    for (const auto [values, max_threads, strategy] : {std::tuple{kCached, kCachedThreads, Strategy::BlockCached},
+                                                       std::tuple{kCachedWide, kCachedWideThreads, Strategy::BlockCachedWide}}) {
+      if (p.row_len <= int64_t{max_threads} * values) {
         const int64_t threads = (p.row_len + values - 1) / values;
         return {strategy, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
       }
@@ -134,41 +138,63 @@ __device__ __forceinline__ bool both_aligned(const T* a, const T* b) {
   return elements_to_alignment<kPack<T>>(a) == 0 && elements_to_alignment<kPack<T>>(b) == 0;
 }
 
+// One row's cached values plus where it lives: what a block (or warp) works on.
+template <class T, int K>
+struct RowTile {
+  CachedRow<T, K> values;
+  int64_t out_off;
+  bool packed;
+
+  // Issues the loads; the values are waited for only when first used, so a tile loaded
+  // before the current row's reductions overlaps its memory latency with them.
+  __device__ __forceinline__ void load(const RowPlan& p, int64_t row, const T* x, const T* y, int lane, int lanes) {
+    int64_t in_off;
+    p.row_offsets(row, in_off, out_off);
+    packed = both_aligned(x + in_off, y + out_off);
+    values.load(x + in_off, p.row_len, packed, lane, lanes);
+  }
+};
+
+// Softmax of rows first, first + step, ... each cached by `lanes` threads; Reduce
+// combines their partial max and sum (a warp's shuffles or a block's reduction). With
+// Prefetch the next row's loads are issued before this row's reductions.
 // Rows padded past the row's end hold -inf: for a row whose max is -inf (all -inf) the
 // padding's exp(-inf - -inf) is NaN, as is every real element's, which is torch's answer.
-template <class T>
-__global__ void softmax_warp_cached(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
-  constexpr int K = kCached / kPack<T>;
-  const int lane = threadIdx.x & 31, warps_per_block = blockDim.x >> 5;
-  const int64_t step = static_cast<int64_t>(gridDim.x) * warps_per_block;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * warps_per_block + (threadIdx.x >> 5); row < p.rows;
-       row += step) {
-    int64_t in_off, out_off;
-    p.row_offsets(row, in_off, out_off);
-    const bool packed = both_aligned(x + in_off, y + out_off);
-    CachedRow<T, K> r;
-    r.load(x + in_off, p.row_len, packed, lane, 32);
-    const float m = warp_reduce<NanMax>(r.max());
-    const float s = warp_reduce<Sum>(r.exp_sum(m));
-    r.store_scaled(y + out_off, p.row_len, packed, lane, 32, 1.f / s);
+template <class T, int K, bool Prefetch, class Reduce>
+__device__ __forceinline__ void softmax_cached_rows(const RowPlan& p, const T* x, T* y, int64_t first, int64_t step,
+                                                    int lane, int lanes, Reduce&& reduce) {
+  if (first >= p.rows) return;
+  RowTile<T, K> cur;
+  cur.load(p, first, x, y, lane, lanes);
+  for (int64_t row = first; row < p.rows; row += step) {
+    RowTile<T, K> next;
+    const bool more = Prefetch && row + step < p.rows;
+    if (more) next.load(p, row + step, x, y, lane, lanes);
+    const float m = reduce(NanMax{}, cur.values.max());
+    const float s = reduce(Sum{}, cur.values.exp_sum(m));
+    cur.values.store_scaled(y + cur.out_off, p.row_len, cur.packed, lane, lanes, 1.f / s);
+    if (more) cur = next;
+    else if (row + step < p.rows) cur.load(p, row + step, x, y, lane, lanes);
   }
 }
 
-template <class T, int Values>
-__global__ void __launch_bounds__(kCachedThreads) softmax_block_cached(RowPlan p, const T* __restrict__ x,
-                                                                       T* __restrict__ y) {
-  constexpr int K = Values / kPack<T>;
+template <class T>
+__global__ void softmax_warp_cached(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
+  const int warps_per_block = blockDim.x >> 5;
+  softmax_cached_rows<T, kCached / kPack<T>, true>(
+      p, x, y, static_cast<int64_t>(blockIdx.x) * warps_per_block + (threadIdx.x >> 5),
+      static_cast<int64_t>(gridDim.x) * warps_per_block, threadIdx.x & 31, 32,
+      [](auto op, float v) { return warp_reduce<decltype(op)>(v); });
+}
+
+template <class T, int Values, int MaxThreads>
+__global__ void __launch_bounds__(MaxThreads) softmax_block_cached(RowPlan p, const T* __restrict__ x,
+                                                                   T* __restrict__ y) {
   __shared__ float scratch[32];
-  for (int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
-    int64_t in_off, out_off;
-    p.row_offsets(row, in_off, out_off);
-    const bool packed = both_aligned(x + in_off, y + out_off);
-    CachedRow<T, K> r;
-    r.load(x + in_off, p.row_len, packed, threadIdx.x, blockDim.x);
-    const float m = block_reduce<NanMax>(r.max(), scratch);
-    const float s = block_reduce<Sum>(r.exp_sum(m), scratch);
-    r.store_scaled(y + out_off, p.row_len, packed, threadIdx.x, blockDim.x, 1.f / s);
-  }
+  // Prefetching doubles the registers held: only the 32-value variant has room for it.
+  softmax_cached_rows<T, Values / kPack<T>, Values == kCached>(
+      p, x, y, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x,
+      [&](auto op, float v) { return block_reduce<decltype(op)>(v, scratch); });
 }
 
 // Online pass over [begin, begin + len) of a row: the piece's (max, sum).
@@ -266,20 +292,28 @@ __global__ void softmax_strided_rows(RowPlan p, const T* __restrict__ x, T* __re
 template <class T>
 void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStream_t s) {
   const unsigned threads = static_cast<unsigned>(l.threads);
-  const int blocks_per_sm = std::max(1, 2048 / l.threads);
+  const int blocks_per_sm = std::max(1, 2048 / l.threads);  // for the split kernels
   switch (l.strategy) {
-    case Strategy::WarpCached:
-      softmax_warp_cached<T><<<grid_for(p.rows, threads / 32, 16), threads, 0, s>>>(p, x, y);
+    case Strategy::WarpCached: {
+      auto* kernel = softmax_warp_cached<T>;
+      kernel<<<resident_grid(kernel, l.threads, p.rows, threads / 32), threads, 0, s>>>(p, x, y);
       break;
-    case Strategy::BlockCached:
-      softmax_block_cached<T, kCached><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);
+    }
+    case Strategy::BlockCached: {
+      auto* kernel = softmax_block_cached<T, kCached, kCachedThreads>;
+      kernel<<<resident_grid(kernel, l.threads, p.rows, 1), threads, 0, s>>>(p, x, y);
       break;
-    case Strategy::BlockCachedWide:
-      softmax_block_cached<T, kCachedWide><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);
+    }
+    case Strategy::BlockCachedWide: {
+      auto* kernel = softmax_block_cached<T, kCachedWide, kCachedWideThreads>;
+      kernel<<<resident_grid(kernel, l.threads, p.rows, 1), threads, 0, s>>>(p, x, y);
       break;
-    case Strategy::BlockOnline:
-      softmax_block_online<T><<<grid_for(p.rows, 1, blocks_per_sm * 4), threads, 0, s>>>(p, x, y);
+    }
+    case Strategy::BlockOnline: {
+      auto* kernel = softmax_block_online<T>;
+      kernel<<<resident_grid(kernel, l.threads, p.rows, 1), threads, 0, s>>>(p, x, y);
       break;
+    }
     case Strategy::SplitOnline: {
       const unsigned grid = grid_for(p.rows * l.splits, 1, blocks_per_sm * 4);
       softmax_split_stats<T><<<grid, threads, 0, s>>>(p, l.splits, x, parts);

@@ -35,7 +35,8 @@ extern "C" OPRT_API oprt_status oprt_execute_vector_add(const oprt_vector_add_de
       auto* o = static_cast<T*>(out);
       const auto *x = static_cast<const T*>(a), *y = static_cast<const T*>(b);
       if (d.plan.contiguous) {
-        zip_contiguous_kernel<<<packed_grid(d.plan.numel, kPack<T>), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
+        auto* kernel = zip_contiguous_kernel<T, Add>;
+        kernel<<<packed_grid(kernel, d.plan.numel, kPack<T>), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
             o, x, y, d.plan.numel, Add{});
         check_launch("vector_add kernel (contiguous)");
       } else {

@@ -30,7 +30,7 @@ struct Launch {
   int64_t splits;  // blocks (or thread ranges) per row; partials in the workspace when > 1
 };
 
-constexpr int64_t kWarpRowMax = 8192;       // rows up to this many elements: a warp each (no block syncs)
+constexpr int64_t kWarpRowMax = 32768;      // rows up to this many elements: a warp each (no block syncs)
 constexpr int64_t kMinSplitElements = 16384;  // never split a row into smaller pieces
 
 bool neighbours_adjacent(const RowPlan& p) {

@@ -29,7 +29,9 @@ book: build
 course: book
 	@echo "course site: _build/html/index.html"
 
-test: build
+# Every test: runtime (all available backends), chapters under nbval, and the built site
+# in headless Chromium; so the site is built first.
+test: book
 	$(BIN)/python -m pytest tests -q
 
 bench: build

@@ -1,0 +1,45 @@
+"""What the course chapters compute from committed benchmark results: tables and charts.
+
+Kept here, not in the pages, so every chapter reads its figures the same way and a
+test can exercise the code without building the site.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .performance import read_results
+from .roofline import datasheet
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "data" / "bench"
+
+
+def results_files() -> list[Path]:
+    """Committed results (data/bench/*.json), one per measured device."""
+    return sorted(BENCH_DIR.glob("*.json"))
+
+
+def traffic_table(doc: dict, op: str) -> str:
+    """Markdown table: each benchmark shape's bytes, ideal time at peak, ours and torch."""
+    peak = datasheet(doc).get("bandwidth_gbps") or doc.get("copy_ceiling_gbps")
+    lines = ["| shape | dtype | MB moved | ideal us | ours us | torch us | torch.compile us | ours / torch |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in doc["rows"]:
+        if r["op"] != op or r["bytes"] < 1 << 20:
+            continue
+        shape = "x".join(map(str, r["shape"])) + (f" (dim {r['attrs']['dim']})" if r["attrs"].get("dim", -1) != -1 else "")
+        ideal = r["bytes"] / (peak * 1e9) * 1e6 if peak else float("nan")
+        compiled = f"{r['torch_compile_ms'] * 1e3:.1f}" if r.get("torch_compile_ms") else "-"
+        lines.append(f"| {shape} | {r['dtype']} | {r['bytes'] / 1e6:.0f} | {ideal:.1f} | {r['latency_ms'] * 1e3:.1f} | "
+                     f"{r['torch_ms'] * 1e3:.1f} | {compiled} | {r['torch_ms'] / r['latency_ms']:.2f}x |")
+    return "\n".join(lines)
+
+
+def describe(doc: dict) -> str:
+    d, v = doc["device"], doc["versions"]
+    return (f"{d.get('name', '?')} ({d.get('sm_count', '?')} SMs), torch {v.get('torch')}, CUDA {v.get('cuda')}, "
+            f"measured {doc['created'][:10]}; copy ceiling {doc['copy_ceiling_gbps']:.0f} GB/s")
+
+
+def load(path: Path) -> dict:
+    return read_results(path)

@@ -1,0 +1,116 @@
+"""The published site, as a reader's browser sees it: headless Chromium over _build/html.
+
+Every page loads without console errors or failed requests, every image loads, internal
+links resolve, each operator chapter shows its charts, and the site search finds
+"softmax". Needs the built site (make course / make test build it) and Chromium
+(Debian's `chromium`; .ci/run installs it).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+OPERATOR_PAGES = ["book/ops/copy.html", "book/ops/vector_add.html", "book/ops/reduce_sum.html",
+                  "book/ops/softmax.html"]
+# Chromium flags for a closed network: no background fetches that would fail noisily.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+playwright = pytest.importorskip("playwright.sync_api", reason="the browser test needs playwright (requirements.txt)")
+pytestmark = [
+    pytest.mark.skipif(not (SITE / "index.html").exists(), reason="no built site: run `make course` first"),
+    pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (apt-get install chromium)"),
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(SITE))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def site_pages() -> list[str]:
+    skip = {"genindex.html", "search.html"}
+    return sorted(str(p.relative_to(SITE)) for p in SITE.rglob("*.html")
+                  if p.name not in skip and "_static" not in p.parts and "_sources" not in p.parts)
+
+
+def visit(browser, url: str):
+    """Open url; return the page and the problems seen while loading it."""
+    page = browser.new_page()
+    problems = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text} ({m.location.get('url')})")
+            if m.type == "error" and not m.location.get("url", "").endswith("/favicon.ico") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})"))
+    # The browser asks for /favicon.ico on its own; a page's own requests must all succeed.
+    page.on("response", lambda r: problems.append(f"HTTP {r.status}: {r.url}")
+            if r.status >= 400 and not r.url.endswith("/favicon.ico") else None)
+    page.goto(url, wait_until="networkidle")
+    return page, problems
+
+
+@pytest.mark.parametrize("path", site_pages())
+def test_page_loads_cleanly(browser, server, path):
+    page, problems = visit(browser, server + path)
+    try:
+        broken_images = page.eval_on_selector_all("img", "imgs => imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+        assert not problems, f"{path}: " + "; ".join(problems)
+        assert not broken_images, f"{path}: images that did not load: {broken_images}"
+        for href in page.eval_on_selector_all("a[href]", "as => as.map(a => a.getAttribute('href'))"):
+            target = urlparse(urljoin(page.url, href))  # page.url: after any redirect
+            if target.netloc != urlparse(server).netloc or target.scheme not in ("http", "https"):
+                continue
+            local = SITE / unquote(target.path.lstrip("/"))
+            assert local.exists() or (local / "index.html").exists(), f"{path}: broken internal link {href}"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("path", OPERATOR_PAGES)
+def test_operator_chapter_shows_its_charts(browser, server, path):
+    page, _ = visit(browser, server + path)
+    try:
+        charts = page.eval_on_selector_all(
+            "div.cell_output img", "imgs => imgs.filter(i => i.complete && i.naturalWidth > 400).length")
+        assert charts >= 1, f"{path}: no chart rendered"
+        assert page.locator("table").count() >= 1, f"{path}: no results table"
+    finally:
+        page.close()
+
+
+def test_search_finds_softmax(browser, server):
+    page, problems = visit(browser, server + "search.html?q=softmax")
+    try:
+        page.wait_for_selector("#search-results li a", timeout=15_000)
+        hits = page.eval_on_selector_all("#search-results li a", "as => as.map(a => a.getAttribute('href'))")
+        assert any("softmax" in h for h in hits), f"search for softmax found {hits}"
+        assert not problems, "; ".join(problems)
+    finally:
+        page.close()

@@ -66,4 +66,19 @@ const D& begin_execute(const Handle* handle, const void* workspace, size_t works
   return d;
 }
 
+// The bodies of oprt_get_<op>_workspace_size and oprt_destroy_<op>_descriptor, the same
+// for every operator once its descriptor type D is known.
+template <class D, class Handle>
+oprt_status workspace_size_of(const Handle* handle, size_t* size) {
+  return guard([&] {
+    require_not_null(size, "size");
+    *size = lookup<D>(handle).workspace_bytes;
+  });
+}
+
+template <class D, class Handle>
+oprt_status destroy_handle(Handle* handle) {
+  return guard([&] { destroy_descriptor(handle, D::kOp); });
+}
+
 }  // namespace oprt

@@ -22,12 +22,9 @@ extern "C" OPRT_API oprt_status oprt_create_copy_descriptor(oprt_copy_descriptor
 }
 
 extern "C" OPRT_API oprt_status oprt_get_copy_workspace_size(const oprt_copy_descriptor* desc, size_t* size) {
-  return guard([&] {
-    require_not_null(size, "size");
-    *size = lookup<CopyDescriptor>(desc).workspace_bytes;
-  });
+  return workspace_size_of<CopyDescriptor>(desc, size);
 }
 
 extern "C" OPRT_API oprt_status oprt_destroy_copy_descriptor(oprt_copy_descriptor* desc) {
-  return guard([&] { destroy_descriptor(desc, CopyDescriptor::kOp); });
+  return destroy_handle<CopyDescriptor>(desc);
 }

@@ -50,12 +50,9 @@ extern "C" OPRT_API oprt_status oprt_create_reduce_sum_descriptor(oprt_reduce_su
 
 extern "C" OPRT_API oprt_status oprt_get_reduce_sum_workspace_size(const oprt_reduce_sum_descriptor* desc,
                                                                    size_t* size) {
-  return guard([&] {
-    require_not_null(size, "size");
-    *size = lookup<ReduceSumDescriptor>(desc).workspace_bytes;
-  });
+  return workspace_size_of<ReduceSumDescriptor>(desc, size);
 }
 
 extern "C" OPRT_API oprt_status oprt_destroy_reduce_sum_descriptor(oprt_reduce_sum_descriptor* desc) {
-  return guard([&] { destroy_descriptor(desc, ReduceSumDescriptor::kOp); });
+  return destroy_handle<ReduceSumDescriptor>(desc);
 }

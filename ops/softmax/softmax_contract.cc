@@ -30,12 +30,9 @@ extern "C" OPRT_API oprt_status oprt_create_softmax_descriptor(oprt_softmax_desc
 }
 
 extern "C" OPRT_API oprt_status oprt_get_softmax_workspace_size(const oprt_softmax_descriptor* desc, size_t* size) {
-  return guard([&] {
-    require_not_null(size, "size");
-    *size = lookup<SoftmaxDescriptor>(desc).workspace_bytes;
-  });
+  return workspace_size_of<SoftmaxDescriptor>(desc, size);
 }
 
 extern "C" OPRT_API oprt_status oprt_destroy_softmax_descriptor(oprt_softmax_descriptor* desc) {
-  return guard([&] { destroy_descriptor(desc, SoftmaxDescriptor::kOp); });
+  return destroy_handle<SoftmaxDescriptor>(desc);
 }

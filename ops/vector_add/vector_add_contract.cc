@@ -43,12 +43,9 @@ extern "C" OPRT_API oprt_status oprt_create_vector_add_descriptor(oprt_vector_ad
 
 extern "C" OPRT_API oprt_status oprt_get_vector_add_workspace_size(const oprt_vector_add_descriptor* desc,
                                                                    size_t* size) {
-  return guard([&] {
-    require_not_null(size, "size");
-    *size = lookup<VectorAddDescriptor>(desc).workspace_bytes;
-  });
+  return workspace_size_of<VectorAddDescriptor>(desc, size);
 }
 
 extern "C" OPRT_API oprt_status oprt_destroy_vector_add_descriptor(oprt_vector_add_descriptor* desc) {
-  return guard([&] { destroy_descriptor(desc, VectorAddDescriptor::kOp); });
+  return destroy_handle<VectorAddDescriptor>(desc);
 }

@@ -6,17 +6,29 @@ test can exercise the code without building the site.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .performance import read_results
 from .roofline import datasheet
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "data" / "bench"
+def bench_dir() -> Path | None:
+    """data/bench of the checkout: $CAMP_BENCH_DIR, else the first one above the working
+    directory (chapters run from book/), else beside this package's source tree."""
+    if os.environ.get("CAMP_BENCH_DIR"):
+        return Path(os.environ["CAMP_BENCH_DIR"])
+    for base in (Path.cwd(), *Path.cwd().parents, Path(__file__).resolve().parents[2]):
+        if (base / "data" / "bench").is_dir():
+            return base / "data" / "bench"
+    return None
 
 
 def results_files() -> list[Path]:
     """Committed results (data/bench/*.json), one per measured device."""
-    return sorted(BENCH_DIR.glob("*.json"))
+    found = bench_dir()
+    if found is None:
+        raise FileNotFoundError("no data/bench directory found: run from the course checkout or set CAMP_BENCH_DIR")
+    return sorted(found.glob("*.json"))
 
 
 def traffic_table(doc: dict, op: str) -> str:

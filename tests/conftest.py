@@ -11,7 +11,9 @@ import torch
 import operator_runtime as ort
 from operator_runtime._internal.native import find_library
 
-DEVICE = {"cpu": "cpu", "nvidia": "cuda", "tilelang": "cuda", "metax": "cuda"}
+# The device each backend's tests put tensors on (tilelang: its GPU kernels where there
+# is a GPU, its CPU variants otherwise).
+DEVICE = {"cpu": "cpu", "nvidia": "cuda", "tilelang": "cuda" if torch.cuda.is_available() else "cpu", "metax": "cuda"}
 
 
 def pytest_addoption(parser):
@@ -55,7 +57,9 @@ def unavailable_reason(backend: str) -> str | None:
         return None
     if backend == "metax":
         return "the metax backend is a stub (needs MetaX GPUs and the MACA toolchain)"
-    return f"the {backend} backend is not part of this build yet"
+    if backend == "tilelang" and not ort.is_available("tilelang"):
+        return "the tilelang backend needs the tilelang package (requirements.txt)"
+    return None
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from .errors import BackendUnavailableError
 
 BACKENDS = ("cpu", "nvidia", "tilelang", "metax")
 
-# The torch device type each backend's kernels run on.
-BACKEND_DEVICE = {"cpu": "cpu", "nvidia": "cuda", "metax": "cuda"}
+# The torch device types each backend's kernels run on.
+BACKEND_DEVICE = {"cpu": ("cpu",), "nvidia": ("cuda",), "tilelang": ("cuda", "cpu"), "metax": ("cuda",)}
 DEFAULT_BACKEND = {"cpu": "cpu", "cuda": "nvidia"}
 
 METAX_STUB = (
@@ -29,6 +29,10 @@ def is_available(backend: str) -> bool:
         return find_library("cpu") is not None
     if backend == "nvidia":
         return find_library("nvidia") is not None and torch.cuda.is_available()
+    if backend == "tilelang":
+        from ._internal.tilelang_backend import installed
+
+        return installed()
     return False
 
 
@@ -51,13 +55,13 @@ def resolve_backend(op: str, tensors: dict[str, torch.Tensor], backend: str | No
         backend = DEFAULT_BACKEND[device.type]
     if backend == "metax":
         raise BackendUnavailableError(f"{op}: {METAX_STUB}")
-    if backend not in BACKEND_DEVICE:
-        raise BackendUnavailableError(f"{op}: the {backend} backend is not part of this build yet")
-    if device.type != BACKEND_DEVICE[backend]:
+    if device.type not in BACKEND_DEVICE[backend]:
         name = next(iter(devices))
         raise ValueError(
-            f"{op}: backend {backend!r} runs on {BACKEND_DEVICE[backend]} tensors, but {name} is on {device}"
+            f"{op}: backend {backend!r} runs on {' or '.join(BACKEND_DEVICE[backend])} tensors, but {name} is on {device}"
         )
+    if backend == "tilelang" and not is_available("tilelang"):
+        raise BackendUnavailableError(f"{op}: the tilelang backend needs the tilelang package (pip install tilelang)")
     if backend == "nvidia" and find_library("nvidia") is None:
         raise BackendUnavailableError(f"{op}: the nvidia backend was not built (nvcc was not found at build time)")
     return backend

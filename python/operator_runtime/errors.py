@@ -15,3 +15,8 @@ class OperatorRuntimeError(RuntimeError):
 
 class BackendUnavailableError(RuntimeError):
     """The requested backend cannot run here; the message says what it needs."""
+
+
+class UnsupportedError(ValueError):
+    """A valid request the chosen backend does not implement; the message names the case
+    (for example a non-contiguous input on the tilelang backend). Another backend runs it."""

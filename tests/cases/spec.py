@@ -16,6 +16,22 @@ class Case:
     id: str
     inputs: tuple                     # TensorSpec per input tensor, in API order
     attrs: dict = field(default_factory=dict)
+    tilelang: str | None = None       # the tilelang backend refuses this case with this message
+
+
+# Operators the tilelang backend implements so far; it must refuse the others by name.
+TILELANG_OPS = ("copy", "vector_add")
+
+
+def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> str | None:
+    """The message (regex) the tilelang backend must refuse this case with, or None."""
+    if op not in TILELANG_OPS:
+        return "not implemented in the tilelang backend"
+    if case.tilelang:
+        return case.tilelang
+    if device == "cpu" and torch.bfloat16 in (dtype, case.attrs.get("dtype")):
+        return "bfloat16 on the CPU is not expressible"
+    return None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import torch
 
 import operator_runtime as ort
 from cases import load
-from cases.spec import DTYPES, T
+from cases.spec import DTYPES, T, tilelang_refusal
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
 
@@ -34,6 +34,9 @@ def define_tests(op: str):
         assert_matches_torch(result, cases.reference(*inputs, **attrs), exact=cases.EXACT,
                              extra_atol=cases.extra_atol(*inputs, **attrs), what=f"{op} {what}")
 
+    def refusal(case, dtype, backend, device) -> str | None:
+        return tilelang_refusal(op, case, dtype, device) if backend == "tilelang" else None
+
     def empty_out(inputs, attrs, dtype, device):
         shape = cases.reference(*inputs, **attrs).shape
         # NaN-filled, so an element the kernel forgets to write cannot pass.
@@ -46,6 +49,10 @@ def define_tests(op: str):
     @dtypes
     def test_matches_torch(case, dtype, backend, device, gen):
         inputs = build(case.inputs, dtype, device, gen)
+        if why := refusal(case, dtype, backend, device):  # a case this backend must refuse by name
+            with pytest.raises(ort.UnsupportedError, match=why):
+                api(*inputs, **case.attrs, backend=backend)
+            return
         result = api(*inputs, **case.attrs, backend=backend)
         assert result.device.type == device
         check(result, inputs, case.attrs)
@@ -55,6 +62,10 @@ def define_tests(op: str):
     def test_out_variant(case, dtype, backend, device, gen):
         inputs = build(case.inputs, dtype, device, gen)
         out = empty_out(inputs, case.attrs, dtype, device)
+        if why := refusal(case, dtype, backend, device):
+            with pytest.raises(ort.UnsupportedError, match=why):
+                api(*inputs, **case.attrs, out=out, backend=backend)
+            return
         result = api(*inputs, **case.attrs, out=out, backend=backend)
         assert result is out, "the out= form must return out itself"
         check(out, inputs, case.attrs, "out=")
@@ -65,6 +76,10 @@ def define_tests(op: str):
         inputs = build(case.inputs, dtype, device, gen)
         out = empty_out(inputs, case.attrs, dtype, device)
         attrs = {k: v for k, v in case.attrs.items() if k in prepare_kwargs}
+        if why := refusal(case, dtype, backend, device):
+            with pytest.raises(ort.UnsupportedError, match=why):
+                prepare(out, *inputs, **attrs, backend=backend)
+            return
         with prepare(out, *inputs, **attrs, backend=backend) as prepared:
             assert prepared.run() is out
             check(out, inputs, case.attrs, "prepared run()")

@@ -22,6 +22,12 @@ def _memory_gib() -> float:
         return 0.0
 
 
+@pytest.fixture(autouse=True)
+def strided_capable(backend):
+    if backend == "tilelang":
+        pytest.skip("these inputs are expanded (stride 0): the tilelang backend refuses them (tests/cases)")
+
+
 def test_reduce_sum_over_2_31_elements(backend, device):
     x = torch.full((1,), 0.5, device=device).expand(N)
     total = ort.reduce_sum(x, 0, backend=backend)

@@ -172,4 +172,8 @@ def bind_prepared(signature: OpSignature, out: torch.Tensor, inputs: dict[str, t
 
     backend = resolve_backend(signature.name, {"out": out, **inputs}, backend)
     checks.disjoint_from_out(signature.name, out, inputs, signature.in_place_ok)
+    if backend == "tilelang":  # kernels compiled by TileLang from Python, not a C library
+        from . import tilelang_backend
+
+        return tilelang_backend.prepare(signature.name, signature.inputs, out, inputs)
     return PreparedOp(bind_op(backend, signature), out, tuple(inputs.values()), attrs)

@@ -1,0 +1,48 @@
+"""copy in TileLang, in the two styles the course teaches.
+
+Eager (puzzle style): the kernel allocates its output with ``T.empty`` and returns it;
+calling the decorated function compiles (once per signature) and runs it. Good for
+exploring, but it cannot write into a tensor the caller owns, so ``out=`` is impossible.
+
+Lazy (factory style): ``copy_program(...)`` returns a ``T.prim_func`` with the output
+as a parameter. The runtime compiles it once per dtype pair and target and launches it
+on the caller's tensors: ``out=`` writes in place, prepared execution holds the kernel.
+(``tilelang.jit(out_idx=[-1])`` would allocate the output instead: fine for a puzzle,
+wrong for ``out=``.)
+
+The length is a dynamic int64, so one compiled kernel serves every size (2^31 and up).
+On a GPU each block copies BLOCK elements with THREADS threads; on the CPU (target
+"c") the grid becomes an outer loop and ``T.Parallel`` a serial inner loop.
+"""
+
+import tilelang
+import tilelang.language as T
+
+BLOCK = 1024   # elements per block (GPU) or per outer-loop step (CPU)
+THREADS = 256  # GPU threads per block: 4 elements each
+
+
+def copy_program(in_dtype: str, out_dtype: str, gpu: bool):
+    n = T.dynamic("n", "int64")
+    launch = dict(threads=THREADS) if gpu else {}
+
+    @T.prim_func
+    def copy(X: T.Tensor((n,), in_dtype), Y: T.Tensor((n,), out_dtype)):
+        with T.Kernel(T.ceildiv(n, BLOCK), **launch) as bx:
+            for i in T.Parallel(BLOCK):
+                if bx * BLOCK + i < n:
+                    Y[bx * BLOCK + i] = T.cast(X[bx * BLOCK + i], out_dtype)
+
+    return copy
+
+
+@tilelang.jit(target="c")
+def copy_eager_cpu(X: T.Tensor((T.dynamic("n", "int64"),), "float32")):
+    """The puzzle version: float32 in, a new float32 tensor out (CPU target)."""
+    n = X.shape[0]
+    Y = T.empty((n,), "float32")
+    with T.Kernel(T.ceildiv(n, BLOCK)) as bx:
+        for i in T.Parallel(BLOCK):
+            if bx * BLOCK + i < n:
+                Y[bx * BLOCK + i] = X[bx * BLOCK + i]
+    return Y

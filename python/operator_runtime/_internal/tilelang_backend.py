@@ -1,0 +1,155 @@
+"""The tilelang backend: kernels written in TileLang (ops/<op>/tilelang/<op>.py),
+compiled by TileLang for the tensors' device: target "cuda" on a GPU, "c" on the CPU.
+
+Each kernel is compiled once per (operator, dtypes, target) in this process and also
+cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes a dynamic length, so a new
+size never recompiles. Cases a kernel does not express are refused with
+UnsupportedError naming the case; the CUDA and CPU backends run them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+
+import torch
+
+from ..errors import BackendUnavailableError, UnsupportedError
+
+TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program"}
+
+_lock = threading.Lock()
+_modules: dict[str, ModuleType] = {}
+_kernels: dict[tuple, object] = {}
+
+
+def installed() -> bool:
+    return importlib.util.find_spec("tilelang") is not None
+
+
+def _tilelang():
+    if not installed():
+        raise BackendUnavailableError("the tilelang backend needs the tilelang package (pip install tilelang==0.1.15)")
+    import tilelang
+
+    _quiet_logs()
+    return tilelang
+
+
+def _quiet_logs() -> None:
+    """TileLang logs an INFO line per compile, written to stdout (through tqdm); a
+    notebook's outputs, and nbval's comparison of them, must not change because a kernel
+    was compiled. Keep its warnings and errors, on stderr."""
+    logger = logging.getLogger("tilelang")
+    if getattr(logger, "_oprt_quiet", False):
+        return
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    to_stderr = logging.StreamHandler(sys.stderr)
+    to_stderr.setFormatter(logging.Formatter("[TileLang:%(name)s:%(levelname)s] %(message)s"))
+    logger.addHandler(to_stderr)
+    logger.setLevel(logging.WARNING)
+    logger._oprt_quiet = True
+
+
+def _kernel_file(op: str) -> Path:
+    """ops/<op>/tilelang/<op>.py of this checkout, or the copy installed with the package."""
+    package = Path(__file__).resolve().parents[1]
+    for candidate in (package.parents[1] / "ops" / op / "tilelang" / f"{op}.py", package / "_tilelang" / f"{op}.py"):
+        if candidate.is_file():
+            return candidate
+    raise BackendUnavailableError(f"tilelang kernels for {op} were not found (ops/{op}/tilelang/{op}.py)")
+
+
+def kernels(op: str) -> ModuleType:
+    with _lock:
+        if op not in _modules:
+            _tilelang()
+            path = _kernel_file(op)
+            spec = importlib.util.spec_from_file_location(f"operator_runtime_tilelang_{op}", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            _modules[op] = module
+        return _modules[op]
+
+
+def compiled(op: str, dtypes: tuple[str, ...], gpu: bool):
+    """The compiled kernel for op over dtypes on the GPU or the CPU (compiled on first use)."""
+    key = (op, dtypes, gpu)
+    if key not in _kernels:
+        module, tilelang = kernels(op), _tilelang()
+        program = getattr(module, IMPLEMENTED[op])(*dtypes, gpu)
+        kernel = tilelang.compile(program, target="cuda" if gpu else "c")
+        with _lock:
+            _kernels.setdefault(key, kernel)
+    return _kernels[key]
+
+
+def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor]) -> None:
+    if op not in IMPLEMENTED:
+        raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
+    for name, t in {"out": out, **inputs}.items():
+        if t.shape != out.shape:
+            raise UnsupportedError(f"{op}: the tilelang backend needs inputs of out's shape (no broadcasting); "
+                                   f"{name} is {tuple(t.shape)}, out is {tuple(out.shape)}")
+        if not t.is_contiguous():
+            raise UnsupportedError(f"{op}: the tilelang backend needs contiguous tensors; {name} has strides "
+                                   f"{t.stride()} for shape {tuple(t.shape)}")
+    for name, t in {"out": out, **inputs}.items():  # layout first, then dtype: one reason at a time
+        if t.device.type == "cpu" and t.dtype == torch.bfloat16:
+            raise UnsupportedError(f"{op}: bfloat16 on the CPU is not expressible in TileLang's C target ({name})")
+
+
+class TileLangPrepared:
+    """A compiled TileLang kernel bound to its tensors: the tilelang counterpart of
+    PreparedOp, with the same run() / run(new buffers) / close() contract."""
+
+    backend = "tilelang"
+
+    def __init__(self, op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: tuple[torch.Tensor, ...]):
+        self.op, self._names = op, input_names
+        self.out, self.inputs = out, inputs
+        self._layouts = [(tuple(t.shape), t.stride(), t.dtype, t.device) for t in (out, *inputs)]
+        dtypes = tuple(TL_DTYPES[t.dtype] for t in inputs) if op == "copy" else (TL_DTYPES[out.dtype],)
+        if op == "copy":
+            dtypes += (TL_DTYPES[out.dtype],)
+        self._kernel = compiled(op, dtypes, out.device.type == "cuda")
+        self._closed = False
+
+    def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+        if self._closed:
+            raise RuntimeError(f"prepared {self.op} is closed")
+        inputs = inputs or self.inputs
+        out = self.out if out is None else out
+        if len(inputs) != len(self._names):
+            raise TypeError(f"prepared {self.op}.run takes {len(self._names)} inputs, got {len(inputs)}")
+        for name, t, want in zip(("out",) + self._names, (out, *inputs), self._layouts):
+            got = (tuple(t.shape), t.stride(), t.dtype, t.device) if isinstance(t, torch.Tensor) else type(t)
+            if got != want:
+                raise ValueError(f"prepared {self.op}: {name} must match the prepared layout {want}, got {got}")
+        if out.numel():  # a zero-block launch is an error on the GPU; nothing to do anyway
+            self._kernel(*[t.view(-1) for t in inputs], out.view(-1))
+        return out
+
+    def close(self) -> None:
+        self._closed = True
+        self.out = self.inputs = None
+
+    def __enter__(self) -> "TileLangPrepared":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<prepared {self.op} on tilelang: {'closed' if self._closed else tuple(self._layouts[0][0])}>"
+
+
+def prepare(op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: dict[str, torch.Tensor]):
+    _refuse(op, out, inputs)
+    return TileLangPrepared(op, input_names, out, tuple(inputs.values()))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole GPU check in one command, run on the GPU machine from the project root:
-# build for the local GPU, the test suite on the nvidia backend, compute-sanitizer
+# build for the local GPU, the test suite on the nvidia and tilelang backends, compute-sanitizer
 # (memcheck, racecheck, initcheck) over the correctness cases, then the benchmarks.
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
@@ -9,7 +9,7 @@ set -uo pipefail
 OUT=${OUT:-_build/gpu-check}
 BUILD=${CAMP_BUILD_DIR:-build-gpu}
 ARCH=${CUDA_ARCH:-90}
-STEPS=${STEPS:-"build test memcheck racecheck initcheck bench"}
+STEPS=${STEPS:-"build test test-tilelang memcheck racecheck initcheck bench"}
 BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
 mkdir -p "$OUT"
 export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
@@ -34,6 +34,7 @@ sanitize() {  # compute-sanitizer over the nvidia correctness cases (f32 and bf1
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"
 step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
+step test-tilelang python3 -m pytest tests/ops tests/test_tilelang_compile.py -q --backend tilelang -p no:cacheprovider
 step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
 step memcheck sanitize memcheck
 step racecheck sanitize racecheck

@@ -18,7 +18,8 @@ pytest.importorskip("tilelang", reason="the tilelang backend needs the tilelang 
 from operator_runtime._internal import tilelang_backend  # noqa: E402
 
 DTYPES = ("float32", "float16", "bfloat16")
-PROGRAMS = [("copy", pair) for pair in itertools.product(DTYPES, DTYPES)] + [("vector_add", (d,)) for d in DTYPES]
+PROGRAMS = ([("copy", pair) for pair in itertools.product(DTYPES, DTYPES)]
+            + [(op, (d,)) for op in ("vector_add", "reduce_sum") for d in DTYPES])
 SM90 = {"kind": "cuda", "arch": "sm_90"}
 
 
@@ -36,8 +37,9 @@ def test_gpu_kernel_lowers_for_sm90(op, dtypes):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the generated CUDA source")
-@pytest.mark.parametrize("op,dtypes", [("copy", ("bfloat16", "float16")), ("vector_add", ("bfloat16",))],
-                         ids=["copy-bf16-f16", "vector_add-bf16"])
+@pytest.mark.parametrize("op,dtypes", [("copy", ("bfloat16", "float16")), ("vector_add", ("bfloat16",)),
+                                       ("reduce_sum", ("float16",))],
+                         ids=["copy-bf16-f16", "vector_add-bf16", "reduce_sum-f16"])
 def test_gpu_kernel_compiles_with_nvcc(op, dtypes, tmp_path):
     import tilelang
 

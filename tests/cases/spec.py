@@ -20,7 +20,7 @@ class Case:
 
 
 # Operators the tilelang backend implements so far; it must refuse the others by name.
-TILELANG_OPS = ("copy", "vector_add")
+TILELANG_OPS = ("copy", "vector_add", "reduce_sum")
 
 
 def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> str | None:

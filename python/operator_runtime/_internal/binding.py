@@ -175,5 +175,5 @@ def bind_prepared(signature: OpSignature, out: torch.Tensor, inputs: dict[str, t
     if backend == "tilelang":  # kernels compiled by TileLang from Python, not a C library
         from . import tilelang_backend
 
-        return tilelang_backend.prepare(signature.name, signature.inputs, out, inputs)
+        return tilelang_backend.prepare(signature.name, signature.inputs, out, inputs, attrs)
     return PreparedOp(bind_op(backend, signature), out, tuple(inputs.values()), attrs)

@@ -22,7 +22,7 @@ from ..errors import BackendUnavailableError, UnsupportedError
 from . import checks
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program"}
+IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program"}
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
@@ -91,19 +91,33 @@ def compiled(op: str, dtypes: tuple[str, ...], gpu: bool):
     return _kernels[key]
 
 
-def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor]) -> None:
+def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> None:
     if op not in IMPLEMENTED:
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
     for name, t in {"out": out, **inputs}.items():
-        if t.shape != out.shape:
+        if op != "reduce_sum" and t.shape != out.shape:
             raise UnsupportedError(f"{op}: the tilelang backend needs inputs of out's shape (no broadcasting); "
                                    f"{name} is {tuple(t.shape)}, out is {tuple(out.shape)}")
         if not t.is_contiguous():
             raise UnsupportedError(f"{op}: the tilelang backend needs contiguous tensors; {name} has strides "
                                    f"{t.stride()} for shape {tuple(t.shape)}")
+    if op == "reduce_sum":
+        x, dim = inputs["input"], attrs[0]
+        if x.dim() > 1 and dim != x.dim() - 1:
+            raise UnsupportedError(f"reduce_sum: the tilelang backend reduces only the last dim; dim={dim} of a "
+                                   f"{x.dim()}-d input")
     for name, t in {"out": out, **inputs}.items():  # layout first, then dtype: one reason at a time
         if t.device.type == "cpu" and t.dtype == torch.bfloat16:
             raise UnsupportedError(f"{op}: bfloat16 on the CPU is not expressible in TileLang's C target ({name})")
+
+
+def _operands(op: str, out: torch.Tensor, inputs) -> list[torch.Tensor]:
+    """The kernel's arguments: flat views for element-wise ops, (rows, row_len) for sums."""
+    if op == "reduce_sum":
+        x = inputs[0]
+        row_len = x.shape[-1] if x.dim() else 1
+        return [x.reshape(-1, row_len) if x.numel() else x.new_empty((out.numel(), 0)), out.view(-1)]
+    return [t.view(-1) for t in (*inputs, out)]
 
 
 class TileLangPrepared:
@@ -116,9 +130,8 @@ class TileLangPrepared:
         self.op, self._names = op, input_names
         self.out, self.inputs = out, inputs
         self._layouts = [(tuple(t.shape), t.stride(), t.dtype, t.device) for t in (out, *inputs)]
-        dtypes = tuple(TL_DTYPES[t.dtype] for t in inputs) if op == "copy" else (TL_DTYPES[out.dtype],)
-        if op == "copy":
-            dtypes += (TL_DTYPES[out.dtype],)
+        # copy converts between dtypes: its kernel is specialized on both
+        dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
         self._kernel = compiled(op, dtypes, out.device.type == "cuda")
         self._closed = False
 
@@ -136,7 +149,7 @@ class TileLangPrepared:
         if out is not self.out or inputs is not self.inputs:  # new buffers: element-wise ops may alias exactly
             checks.disjoint_from_out(self.op, out, dict(zip(self._names, inputs)), allow_identical=True)
         if out.numel():  # a zero-block launch is an error on the GPU; nothing to do anyway
-            self._kernel(*[t.view(-1) for t in inputs], out.view(-1))
+            self._kernel(*_operands(self.op, out, inputs))
         return out
 
     def close(self) -> None:
@@ -153,6 +166,6 @@ class TileLangPrepared:
         return f"<prepared {self.op} on tilelang: {'closed' if self._closed else tuple(self._layouts[0][0])}>"
 
 
-def prepare(op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: dict[str, torch.Tensor]):
-    _refuse(op, out, inputs)
+def prepare(op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple):
+    _refuse(op, out, inputs, attrs)
     return TileLangPrepared(op, input_names, out, tuple(inputs.values()))

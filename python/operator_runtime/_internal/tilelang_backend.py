@@ -133,11 +133,17 @@ class TileLangPrepared:
         # copy converts between dtypes: its kernel is specialized on both
         dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
         self._kernel = compiled(op, dtypes, out.device.type == "cuda")
+        # None for an empty output: a zero-block launch is an error on the GPU, and there is nothing to do
+        self._operands = _operands(op, out, inputs) if out.numel() else None
         self._closed = False
 
     def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         if self._closed:
             raise RuntimeError(f"prepared {self.op} is closed")
+        if not inputs and out is None:  # the steady state: operands were made once
+            if self._operands is not None:
+                self._kernel(*self._operands)
+            return self.out
         inputs = inputs or self.inputs
         out = self.out if out is None else out
         if len(inputs) != len(self._names):
@@ -146,15 +152,14 @@ class TileLangPrepared:
             got = (tuple(t.shape), t.stride(), t.dtype, t.device) if isinstance(t, torch.Tensor) else type(t)
             if got != want:
                 raise ValueError(f"prepared {self.op}: {name} must match the prepared layout {want}, got {got}")
-        if out is not self.out or inputs is not self.inputs:  # new buffers: element-wise ops may alias exactly
-            checks.disjoint_from_out(self.op, out, dict(zip(self._names, inputs)), allow_identical=True)
-        if out.numel():  # a zero-block launch is an error on the GPU; nothing to do anyway
+        checks.disjoint_from_out(self.op, out, dict(zip(self._names, inputs)), allow_identical=True)
+        if out.numel():
             self._kernel(*_operands(self.op, out, inputs))
         return out
 
     def close(self) -> None:
         self._closed = True
-        self.out = self.inputs = None
+        self.out = self.inputs = self._operands = None
 
     def __enter__(self) -> "TileLangPrepared":
         return self

@@ -76,7 +76,45 @@ def _layout(t: torch.Tensor) -> tuple:
     return tuple(t.shape), t.stride(), t.dtype, t.device
 
 
-class PreparedOp:
+class PreparedBase:
+    """What every prepared operator shares, whatever runs it: the prepared tensors (kept
+    referenced so their memory outlives the kernel's use of it), the checks on new
+    buffers passed to run(), and closing as a context manager."""
+
+    def __init__(self, op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: tuple[torch.Tensor, ...],
+                 in_place_ok: bool):
+        self.op, self._names, self._in_place_ok = op, input_names, in_place_ok
+        self.out, self.inputs = out, inputs
+        self._layouts = [_layout(t) for t in (out, *inputs)]
+
+    def _swap(self, inputs, out):
+        """New buffers for one run(): same layout as prepared, out not overlapping an input."""
+        names = self._names
+        if inputs and len(inputs) != len(names):
+            raise TypeError(f"prepared {self.op}.run takes {len(names)} inputs ({', '.join(names)}), got {len(inputs)}")
+        inputs = inputs or self.inputs
+        out = self.out if out is None else out
+        for name, t, want in zip(("out",) + names, (out,) + tuple(inputs), self._layouts):
+            checks.float_tensor(self.op, name, t)
+            if _layout(t) != want:
+                raise ValueError(
+                    f"prepared {self.op}: {name} must match the prepared shape, strides, dtype and device "
+                    f"{want}, got {_layout(t)}"
+                )
+        checks.disjoint_from_out(self.op, out, dict(zip(names, inputs)), self._in_place_ok)
+        return tuple(inputs), out
+
+    def close(self) -> None:
+        self.out = self.inputs = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class PreparedOp(PreparedBase):
     """A descriptor and workspace made once, for steady-state execution.
 
     ``run()`` executes on the tensors it was prepared with; ``run(*inputs, out=...)``
@@ -86,11 +124,9 @@ class PreparedOp:
     """
 
     def __init__(self, bound: BoundOp, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple):
+        super().__init__(bound.signature.name, bound.signature.inputs, out, inputs, bound.signature.in_place_ok)
         self._bound = bound
         self.backend = bound.backend
-        self.op = bound.signature.name
-        self.out, self.inputs = out, inputs
-        self._layouts = [_layout(t) for t in (out, *inputs)]
         self._handle = ctypes.c_void_p()
         views = [TensorView.of(t) for t in (out, *inputs)]
         name = self.op
@@ -125,34 +161,12 @@ class PreparedOp:
             self._bound.check(f"oprt_execute_{self.op}", code)
         return out
 
-    def _swap(self, inputs, out):
-        names = self._bound.signature.inputs
-        if inputs and len(inputs) != len(names):
-            raise TypeError(f"prepared {self.op}.run takes {len(names)} inputs ({', '.join(names)}), got {len(inputs)}")
-        inputs = inputs or self.inputs
-        out = self.out if out is None else out
-        for name, t, want in zip(("out",) + names, (out,) + tuple(inputs), self._layouts):
-            checks.float_tensor(self.op, name, t)
-            if _layout(t) != want:
-                raise ValueError(
-                    f"prepared {self.op}: {name} must match the prepared shape, strides, dtype and device "
-                    f"{want}, got {_layout(t)}"
-                )
-        checks.disjoint_from_out(self.op, out, dict(zip(names, inputs)), self._bound.signature.in_place_ok)
-        return tuple(inputs), out
-
     def close(self) -> None:
         """Destroy the descriptor and drop the tensors; safe to call twice."""
         if self._handle is not None and self._handle.value is not None:
             self._bound.check(f"oprt_destroy_{self.op}_descriptor", self._bound.destroy(self._handle))
-        self._handle = self._args = None
-        self.out = self.inputs = self.workspace = None
-
-    def __enter__(self) -> "PreparedOp":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        self._handle = self._args = self.workspace = None
+        super().close()
 
     def __del__(self) -> None:
         try:
@@ -175,5 +189,5 @@ def bind_prepared(signature: OpSignature, out: torch.Tensor, inputs: dict[str, t
     if backend == "tilelang":  # kernels compiled by TileLang from Python, not a C library
         from . import tilelang_backend
 
-        return tilelang_backend.prepare(signature.name, signature.inputs, out, inputs, attrs)
+        return tilelang_backend.prepare(signature, out, inputs, attrs)
     return PreparedOp(bind_op(backend, signature), out, tuple(inputs.values()), attrs)

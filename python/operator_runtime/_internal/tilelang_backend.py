@@ -19,7 +19,7 @@ from types import ModuleType
 import torch
 
 from ..errors import BackendUnavailableError, UnsupportedError
-from . import checks
+from .binding import PreparedBase
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program"}
@@ -120,16 +120,15 @@ def _operands(op: str, out: torch.Tensor, inputs) -> list[torch.Tensor]:
     return [t.view(-1) for t in (*inputs, out)]
 
 
-class TileLangPrepared:
+class TileLangPrepared(PreparedBase):
     """A compiled TileLang kernel bound to its tensors: the tilelang counterpart of
     PreparedOp, with the same run() / run(new buffers) / close() contract."""
 
     backend = "tilelang"
 
-    def __init__(self, op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: tuple[torch.Tensor, ...]):
-        self.op, self._names = op, input_names
-        self.out, self.inputs = out, inputs
-        self._layouts = [(tuple(t.shape), t.stride(), t.dtype, t.device) for t in (out, *inputs)]
+    def __init__(self, signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...]):
+        op = signature.name
+        super().__init__(op, signature.inputs, out, inputs, signature.in_place_ok)
         # copy converts between dtypes: its kernel is specialized on both
         dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
         self._kernel = compiled(op, dtypes, out.device.type == "cuda")
@@ -144,33 +143,21 @@ class TileLangPrepared:
             if self._operands is not None:
                 self._kernel(*self._operands)
             return self.out
-        inputs = inputs or self.inputs
-        out = self.out if out is None else out
-        if len(inputs) != len(self._names):
-            raise TypeError(f"prepared {self.op}.run takes {len(self._names)} inputs, got {len(inputs)}")
-        for name, t, want in zip(("out",) + self._names, (out, *inputs), self._layouts):
-            got = (tuple(t.shape), t.stride(), t.dtype, t.device) if isinstance(t, torch.Tensor) else type(t)
-            if got != want:
-                raise ValueError(f"prepared {self.op}: {name} must match the prepared layout {want}, got {got}")
-        checks.disjoint_from_out(self.op, out, dict(zip(self._names, inputs)), allow_identical=True)
+        inputs, out = self._swap(inputs, out)
         if out.numel():
             self._kernel(*_operands(self.op, out, inputs))
         return out
 
     def close(self) -> None:
         self._closed = True
-        self.out = self.inputs = self._operands = None
-
-    def __enter__(self) -> "TileLangPrepared":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+        self._operands = None
+        super().close()
 
     def __repr__(self) -> str:
         return f"<prepared {self.op} on tilelang: {'closed' if self._closed else tuple(self._layouts[0][0])}>"
 
 
-def prepare(op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple):
-    _refuse(op, out, inputs, attrs)
-    return TileLangPrepared(op, input_names, out, tuple(inputs.values()))
+def prepare(signature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> TileLangPrepared:
+    """The tilelang end of bind_prepared: refuse what the kernels do not express, else compile."""
+    _refuse(signature.name, out, inputs, attrs)
+    return TileLangPrepared(signature, out, tuple(inputs.values()))

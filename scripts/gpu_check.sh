@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU check in one command, run on the GPU machine from the project root:
 # build for the local GPU, the test suite on the nvidia and tilelang backends, compute-sanitizer
-# (memcheck, racecheck, initcheck) over the correctness cases, then the benchmarks.
+# (memcheck, racecheck, initcheck) over the correctness cases, then the benchmarks (nvidia and
+# tilelang against torch, one JSON) and the TileLang compile times.
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
 #   STEPS="build test memcheck" bash scripts/gpu_check.sh   # a subset
@@ -9,7 +10,7 @@ set -uo pipefail
 OUT=${OUT:-_build/gpu-check}
 BUILD=${CAMP_BUILD_DIR:-build-gpu}
 ARCH=${CUDA_ARCH:-90}
-STEPS=${STEPS:-"build test test-tilelang memcheck racecheck initcheck bench"}
+STEPS=${STEPS:-"build test test-tilelang memcheck racecheck initcheck bench compile-times"}
 BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
 mkdir -p "$OUT"
 export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
@@ -39,7 +40,8 @@ step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
 step memcheck sanitize memcheck
 step racecheck sanitize racecheck
 step initcheck sanitize initcheck
-step bench python3 tests/run_ops.py --op all --backend nvidia --mode bench --json "$BENCH_JSON"
+step bench python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$BENCH_JSON"
+step compile-times python3 scripts/tilelang_compile_times.py --json "$OUT/tilelang-compile-times.json"
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"

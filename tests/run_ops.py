@@ -2,11 +2,12 @@
 """Test and benchmark operators on one backend.
 
     python tests/run_ops.py --op softmax --backend cpu --mode test
-    python tests/run_ops.py --op all --backend nvidia --mode bench --json data/bench/h200.json
+    python tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json data/bench/h200.json
 
 test:  the op's pytest suite (cases x dtypes, properties, C contract) on the backend.
 bench: prepared run() against torch on the same shapes in the same run; a table while it
        runs, and JSON (device, clocks, versions, one row per measurement) with --json.
+       Several backends (comma-separated) share one run, one copy ceiling and one file.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from bench.harness import benchmark_op, measure_copy_ceiling  # noqa: E402
 from conftest import DEVICE, unavailable_reason  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
 
-COLUMNS = f"{'op':<11}{'shape':<16}{'dtype':<6}{'ours ms':>10}{'GB/s':>8}{'torch ms':>10}{'compile':>9}{'ratio':>7}{'ceil%':>7}"
+COLUMNS = f"{'backend':<9}{'op':<11}{'shape':<16}{'dtype':<6}{'ours ms':>10}{'GB/s':>8}{'torch ms':>10}{'compile':>9}{'ratio':>7}{'ceil%':>7}"
 
 
 def row_line(r: PerformanceResult) -> str:
@@ -50,47 +51,64 @@ def run_tests(ops: list[str], backend: str, extra: list[str]) -> int:
                                     *keyword, *extra])
 
 
-def run_bench(ops: list[str], backend: str, args) -> int:
-    reason = unavailable_reason(backend)
-    if reason:
-        print(f"cannot benchmark {backend}: {reason}", file=sys.stderr)
+def run_bench(ops: list[str], backends: list[str], args) -> int:
+    for backend in backends:
+        reason = unavailable_reason(backend)
+        if reason:
+            print(f"cannot benchmark {backend}: {reason}", file=sys.stderr)
+            return 2
+    devices = {DEVICE[b] for b in backends}
+    if len(devices) > 1:
+        print(f"backends {backends} run on different devices {sorted(devices)}; benchmark them separately",
+              file=sys.stderr)
         return 2
-    device = DEVICE[backend]
+    device = devices.pop()
     compile_peer = args.torch_compile if args.torch_compile is not None else device == "cuda"
     print(f"measuring the copy ceiling on {device} ...", flush=True)
     ceiling = measure_copy_ceiling(device)
     print(f"copy ceiling: {ceiling:.0f} GB/s (torch copy_, read + write)\n{COLUMNS}", flush=True)
     results = []
     for op in ops:
-        rows = benchmark_op(op, backend, device, torch_compile=compile_peer, full=args.full, ceiling=ceiling,
-                            report=lambda msg: print(f"  {msg}", file=sys.stderr, flush=True))
-        for r in rows:
-            print(row_line(r), flush=True)
-        results += rows
+        for backend in backends:
+            rows = benchmark_op(op, backend, device, torch_compile=compile_peer, full=args.full, ceiling=ceiling,
+                                report=lambda msg: print(f"  {msg}", file=sys.stderr, flush=True))
+            for r in rows:
+                print(f"{backend:<9}" + row_line(r), flush=True)
+            results += rows
     if args.json:
         write_results(args.json, results, device, sys.argv, ceiling)
         print(f"wrote {len(results)} rows to {args.json}")
     return 1 if any("differs" in n for r in results for n in r.notes) else 0
 
 
+def backend_list(text: str) -> list[str]:
+    names = [b.strip() for b in text.split(",") if b.strip()]
+    unknown = [b for b in names if b not in ort.BACKENDS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"unknown backend {unknown or text!r}; choose from {', '.join(ort.BACKENDS)}")
+    return names
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--op", default="all", choices=ort.OPS + ("all",))
-    parser.add_argument("--backend", default=None, choices=ort.BACKENDS,
-                        help="default: nvidia when a GPU is present, else cpu")
+    parser.add_argument("--backend", default=None, type=backend_list,
+                        help="a backend, or several comma-separated for bench (default: nvidia when a GPU "
+                             "is present, else cpu)")
     parser.add_argument("--mode", default="all", choices=("test", "bench", "all"))
     parser.add_argument("--json", help="write benchmark rows to this file")
     parser.add_argument("--torch-compile", dest="torch_compile", action=argparse.BooleanOptionalAction,
                         default=None, help="also time torch.compile'd torch (default: on a GPU)")
     parser.add_argument("--full", action="store_true", help="run GPU-sized benchmark shapes on the CPU too")
     args, extra = parser.parse_known_args()
-    backend = args.backend or ("nvidia" if ort.is_available("nvidia") else "cpu")
+    backends = args.backend or ["nvidia" if ort.is_available("nvidia") else "cpu"]
     ops = list(ort.OPS) if args.op == "all" else [args.op]
     code = 0
     if args.mode in ("test", "all"):
-        code = run_tests(ops, backend, extra)
+        for backend in backends:
+            code = code or run_tests(ops, backend, extra)
     if args.mode in ("bench", "all") and code == 0:
-        code = run_bench(ops, backend, args)
+        code = run_bench(ops, backends, args)
     return code
 
 

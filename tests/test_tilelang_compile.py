@@ -18,34 +18,51 @@ pytest.importorskip("tilelang", reason="the tilelang backend needs the tilelang 
 from operator_runtime._internal import tilelang_backend  # noqa: E402
 
 DTYPES = ("float32", "float16", "bfloat16")
-PROGRAMS = ([("copy", pair) for pair in itertools.product(DTYPES, DTYPES)]
-            + [(op, (d,)) for op in ("vector_add", "reduce_sum") for d in DTYPES])
+
+def softmax_variants() -> list[tuple]:
+    """Every softmax strategy the runtime can pick (one kernel per cached tile, plus online),
+    each in one dtype, rotating through the three."""
+    module = tilelang_backend.kernels("softmax")
+    variants = [("cached", t) for t in module.CACHED_TILES] + [("online", 0)]
+    return [("softmax", (DTYPES[i % 3],), v) for i, v in enumerate(variants)]
+
+
+PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
+            + [(op, (d,), ()) for op in ("vector_add", "reduce_sum") for d in DTYPES]
+            + softmax_variants())
+NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
+                 ("reduce_sum", ("float16",), ()), ("softmax", ("float32",), ("cached", 32768)),
+                 ("softmax", ("bfloat16",), ("online", 0))]
 SM90 = {"kind": "cuda", "arch": "sm_90"}
 
 
-def cuda_source(op: str, dtypes: tuple[str, ...]) -> str:
+def program_id(program) -> str:
+    op, dtypes, extra = program
+    return "-".join((op, *dtypes, *map(str, extra)))
+
+
+def cuda_source(op: str, dtypes: tuple[str, ...], extra: tuple) -> str:
     from tilelang.tools.compile_only import compile_kernel_source
 
-    program = getattr(tilelang_backend.kernels(op), tilelang_backend.IMPLEMENTED[op])(*dtypes, True)
+    program = getattr(tilelang_backend.kernels(op), tilelang_backend.IMPLEMENTED[op])(*dtypes, True, *extra)
     return compile_kernel_source(program, target=SM90)
 
 
-@pytest.mark.parametrize("op,dtypes", PROGRAMS, ids=lambda v: v if isinstance(v, str) else "-".join(v))
-def test_gpu_kernel_lowers_for_sm90(op, dtypes):
-    source = cuda_source(op, dtypes)
+@pytest.mark.parametrize("program", PROGRAMS, ids=program_id)
+def test_gpu_kernel_lowers_for_sm90(program):
+    source = cuda_source(*program)
     assert "__global__" in source and "int64_t" in source, "expected a CUDA kernel with 64-bit indexing"
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc to compile the generated CUDA source")
-@pytest.mark.parametrize("op,dtypes", [("copy", ("bfloat16", "float16")), ("vector_add", ("bfloat16",)),
-                                       ("reduce_sum", ("float16",))],
-                         ids=["copy-bf16-f16", "vector_add-bf16", "reduce_sum-f16"])
-def test_gpu_kernel_compiles_with_nvcc(op, dtypes, tmp_path):
+@pytest.mark.parametrize("program", NVCC_PROGRAMS, ids=program_id)
+def test_gpu_kernel_compiles_with_nvcc(program, tmp_path):
+    op = program[0]
     import tilelang
 
     root = Path(tilelang.__file__).parent
     source = tmp_path / f"{op}.cu"
-    source.write_text(cuda_source(op, dtypes))
+    source.write_text(cuda_source(*program))
     result = subprocess.run(
         ["nvcc", "-std=c++17", "-arch=sm_90", "-DENABLE_BF16", "-w", "-c", str(source), "-o", str(tmp_path / "k.o"),
          f"-I{root / 'src'}", f"-I{root / '3rdparty' / 'cutlass' / 'include'}"],

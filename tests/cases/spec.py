@@ -19,8 +19,8 @@ class Case:
     tilelang: str | None = None       # the tilelang backend refuses this case with this message
 
 
-# Operators the tilelang backend implements so far; it must refuse the others by name.
-TILELANG_OPS = ("copy", "vector_add", "reduce_sum")
+# Operators the tilelang backend implements; it must refuse the others by name.
+TILELANG_OPS = ("copy", "vector_add", "reduce_sum", "softmax")
 
 
 def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> str | None:

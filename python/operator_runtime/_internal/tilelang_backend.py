@@ -9,6 +9,7 @@ UnsupportedError naming the case; the CUDA and CPU backends run them.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import sys
@@ -22,7 +23,9 @@ from ..errors import BackendUnavailableError, UnsupportedError
 from .binding import PreparedBase
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program"}
+IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program",
+               "softmax": "softmax_program"}
+ROW_OPS = ("reduce_sum", "softmax")  # viewed as (rows, row_len) over the last dim
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
@@ -79,13 +82,22 @@ def kernels(op: str) -> ModuleType:
         return _modules[op]
 
 
-def compiled(op: str, dtypes: tuple[str, ...], gpu: bool):
+def variant(op: str, gpu: bool, row_len: int) -> tuple:
+    """Extra program arguments picked by shape: a kernel module with a ``gpu_strategy(row_len)``
+    (softmax) compiles one kernel per strategy; the others, one kernel for every shape."""
+    strategy = getattr(kernels(op), "gpu_strategy", None)
+    return tuple(strategy(row_len)) if gpu and strategy else ()
+
+
+def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = ()):
     """The compiled kernel for op over dtypes on the GPU or the CPU (compiled on first use)."""
-    key = (op, dtypes, gpu)
+    key = (op, dtypes, gpu, extra)
     if key not in _kernels:
         module, tilelang = kernels(op), _tilelang()
-        program = getattr(module, IMPLEMENTED[op])(*dtypes, gpu)
-        kernel = tilelang.compile(program, target="cuda" if gpu else "c")
+        program = getattr(module, IMPLEMENTED[op])(*dtypes, gpu, *extra)
+        # The cython execution backend exposes the compiled host function (lib.call), which
+        # DirectLaunch calls without TileLang's per-call Python path.
+        kernel = tilelang.compile(program, target="cuda" if gpu else "c", execution_backend="cython")
         with _lock:
             _kernels.setdefault(key, kernel)
     return _kernels[key]
@@ -101,23 +113,57 @@ def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: 
         if not t.is_contiguous():
             raise UnsupportedError(f"{op}: the tilelang backend needs contiguous tensors; {name} has strides "
                                    f"{t.stride()} for shape {tuple(t.shape)}")
-    if op == "reduce_sum":
+    if op in ROW_OPS:
         x, dim = inputs["input"], attrs[0]
         if x.dim() > 1 and dim != x.dim() - 1:
-            raise UnsupportedError(f"reduce_sum: the tilelang backend reduces only the last dim; dim={dim} of a "
+            raise UnsupportedError(f"{op}: the tilelang backend works only over the last dim; dim={dim} of a "
                                    f"{x.dim()}-d input")
     for name, t in {"out": out, **inputs}.items():  # layout first, then dtype: one reason at a time
         if t.device.type == "cpu" and t.dtype == torch.bfloat16:
             raise UnsupportedError(f"{op}: bfloat16 on the CPU is not expressible in TileLang's C target ({name})")
 
 
+def _row_len(x: torch.Tensor) -> int:
+    return x.shape[-1] if x.dim() else 1
+
+
 def _operands(op: str, out: torch.Tensor, inputs) -> list[torch.Tensor]:
-    """The kernel's arguments: flat views for element-wise ops, (rows, row_len) for sums."""
+    """The kernel's arguments: flat views for element-wise ops, (rows, row_len) for row ops."""
     if op == "reduce_sum":
         x = inputs[0]
-        row_len = x.shape[-1] if x.dim() else 1
-        return [x.reshape(-1, row_len) if x.numel() else x.new_empty((out.numel(), 0)), out.view(-1)]
+        return [x.reshape(-1, _row_len(x)) if x.numel() else x.new_empty((out.numel(), 0)), out.view(-1)]
+    if op == "softmax":
+        return [t.reshape(-1, _row_len(t)) for t in (*inputs, out)]
     return [t.view(-1) for t in (*inputs, out)]
+
+
+class DirectLaunch:
+    """Calls a compiled kernel's host function with arguments built once.
+
+    TileLang's Python call path re-derives pointers, dynamic sizes, device and stream from the
+    tensors on every call (~50 us on a CPU). For a prepared op they never change, so they are
+    built here once, as TileLang's own wrapper builds them: one pointer per tensor parameter,
+    then each dynamic size (int64) in the kernel's order, then the stream (read per call,
+    because the caller may switch streams). Measured by tests/run_ops.py --mode bench (host us).
+    """
+
+    def __init__(self, kernel, operands: list[torch.Tensor]):
+        adapter = kernel.adapter
+        self._call, self._last_error = adapter.lib.call, adapter.lib.get_last_error
+        sizes = []
+        for ref_kind, tensor, dim, _scale in adapter.dynamic_symbolic_map.values():
+            if ref_kind != 0:  # 0: a dimension of a tensor; our kernels take no stride or scalar sizes
+                raise UnsupportedError(f"tilelang: dynamic symbol of kind {ref_kind} in {kernel}")
+            sizes.append(ctypes.c_int64(operands[tensor].shape[dim]))
+        self._operands = operands  # the pointers below must stay valid as long as this object lives
+        self._args = [ctypes.c_void_p(t.data_ptr()) for t in operands] + sizes
+        device = operands[0].device
+        self._cuda_index = device.index if device.type == "cuda" else None
+
+    def __call__(self) -> None:
+        stream = 0 if self._cuda_index is None else torch._C._cuda_getCurrentRawStream(self._cuda_index)
+        if self._call(*self._args, ctypes.c_void_p(stream)) != 0:
+            raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
 
 
 class TileLangPrepared(PreparedBase):
@@ -131,17 +177,19 @@ class TileLangPrepared(PreparedBase):
         super().__init__(op, signature.inputs, out, inputs, signature.in_place_ok)
         # copy converts between dtypes: its kernel is specialized on both
         dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
-        self._kernel = compiled(op, dtypes, out.device.type == "cuda")
+        gpu = out.device.type == "cuda"
+        self._extra = variant(op, gpu, _row_len(inputs[0])) if op in ROW_OPS else ()
+        self._kernel = compiled(op, dtypes, gpu, self._extra)
         # None for an empty output: a zero-block launch is an error on the GPU, and there is nothing to do
-        self._operands = _operands(op, out, inputs) if out.numel() else None
+        self._launch = DirectLaunch(self._kernel, _operands(op, out, inputs)) if out.numel() else None
         self._closed = False
 
     def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         if self._closed:
             raise RuntimeError(f"prepared {self.op} is closed")
-        if not inputs and out is None:  # the steady state: operands were made once
-            if self._operands is not None:
-                self._kernel(*self._operands)
+        if not inputs and out is None:  # the steady state: arguments were made once
+            if self._launch is not None:
+                self._launch()
             return self.out
         inputs, out = self._swap(inputs, out)
         if out.numel():
@@ -150,7 +198,7 @@ class TileLangPrepared(PreparedBase):
 
     def close(self) -> None:
         self._closed = True
-        self._operands = None
+        self._launch = None
         super().close()
 
     def __repr__(self) -> str:

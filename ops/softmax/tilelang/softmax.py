@@ -1,0 +1,121 @@
+"""softmax in TileLang: Y[r, :] = exp(X[r, :] - max) / sum(exp(X[r, :] - max)), last dim.
+
+The runtime views a contiguous input as (rows, row_len); other dims are refused by name.
+Statistics are float32 whatever the storage dtype, as in the CUDA kernels.
+
+Special values come out as torch's without a NaN-aware max: a NaN (or a +inf, since
+inf - inf is NaN) makes exp(x - max) NaN, the row's sum NaN, and so every output of the
+row NaN; a row of -inf gives 0 / 0 = NaN. Running maxima start at LOWEST (the most
+negative finite float), never -inf, so exp(-inf - LOWEST) is a clean 0, not exp(NaN).
+
+Two GPU strategies, picked per row length by the runtime (``gpu_strategy``):
+- cached: the row fits in registers (a TILE-element fragment over THREADS threads, up to 128
+  values each), so it is
+  read from memory once: load, T.reduce_max, exponentiate in place, T.reduce_sum, scale, store.
+- online: longer rows. One pass keeps a running (max, sum) per thread, rescaling the sum when
+  the max grows; the block combines the THREADS pairs; a second pass writes. 12 bytes of
+  traffic per f32 element instead of 8, but any row length.
+CPU (TileLang's C target has no fragments or block reductions): the three textbook passes over
+one row per program, serially.
+"""
+
+import tilelang.language as T
+
+THREADS = 256         # cached strategy: threads per row
+ONLINE_THREADS = 1024  # online strategy: long rows, often few of them; a full SM's worth of loads in flight
+UNROLL = 8            # online strategy: values per thread per step
+LOWEST = -3.4028234663852886e38
+CACHED_TILES = (1024, 2048, 4096, 8192, 16384, 32768)  # fragment sizes compiled for the cached strategy
+
+
+def gpu_strategy(row_len: int) -> tuple[str, int]:
+    """("cached", TILE) for the smallest tile holding the row, else ("online", 0)."""
+    for tile in CACHED_TILES:
+        if row_len <= tile:
+            return "cached", tile
+    return "online", 0
+
+
+def softmax_program(dtype: str, gpu: bool, strategy: str = "cached", tile: int = 0):
+    rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
+    if not gpu:
+        return _softmax_cpu(dtype, rows, row_len)
+    if strategy == "cached":
+        return _softmax_cached(dtype, rows, row_len, tile)
+    return _softmax_online(dtype, rows, row_len)
+
+
+def _softmax_cached(dtype, rows, row_len, TILE):
+    @T.prim_func
+    def softmax_cached(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows, row_len), dtype)):
+        with T.Kernel(rows, threads=THREADS) as row:
+            x = T.alloc_fragment((TILE,), "float32")
+            row_max = T.alloc_fragment((1,), "float32")
+            row_sum = T.alloc_fragment((1,), "float32")
+            for j in T.Parallel(TILE):
+                x[j] = T.if_then_else(j < row_len, T.cast(X[row, j], "float32"), LOWEST)
+            T.reduce_max(x, row_max, dim=0)
+            for j in T.Parallel(TILE):  # padding contributes exactly 0 to the sum
+                x[j] = T.if_then_else(j < row_len, T.exp(x[j] - row_max[0]), 0.0)
+            T.reduce_sum(x, row_sum, dim=0)
+            for j in T.Parallel(TILE):
+                if j < row_len:
+                    Y[row, j] = T.cast(x[j] / row_sum[0], dtype)
+
+    return softmax_cached
+
+
+def _softmax_online(dtype, rows, row_len):
+    CHUNK = ONLINE_THREADS * UNROLL
+
+    @T.prim_func
+    def softmax_online(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows, row_len), dtype)):
+        with T.Kernel(rows, threads=ONLINE_THREADS) as row:
+            x = T.alloc_fragment((ONLINE_THREADS, UNROLL), "float32")  # UNROLL adjacent values per thread
+            x_max = T.alloc_fragment((ONLINE_THREADS,), "float32")
+            m = T.alloc_fragment((ONLINE_THREADS,), "float32")   # each thread's running max ...
+            s = T.alloc_fragment((ONLINE_THREADS,), "float32")   # ... and its sum of exp(x - m)
+            row_max = T.alloc_fragment((1,), "float32")
+            row_sum = T.alloc_fragment((1,), "float32")
+            T.fill(m, LOWEST)
+            T.clear(s)
+            for k in T.serial(T.ceildiv(row_len, CHUNK)):
+                for t, u in T.Parallel(ONLINE_THREADS, UNROLL):
+                    j = k * CHUNK + t * UNROLL + u
+                    x[t, u] = T.if_then_else(j < row_len, T.cast(X[row, j], "float32"), LOWEST)
+                T.reduce_max(x, x_max, dim=1)
+                for t in T.Parallel(ONLINE_THREADS):  # rescale once per chunk, not once per element
+                    x_max[t] = T.max(x_max[t], m[t])
+                    s[t] = s[t] * T.exp(m[t] - x_max[t])
+                    m[t] = x_max[t]
+                for t, u in T.Parallel(ONLINE_THREADS, UNROLL):
+                    x[t, u] = T.if_then_else(k * CHUNK + t * UNROLL + u < row_len, T.exp(x[t, u] - m[t]), 0.0)
+                T.reduce_sum(x, s, dim=1, clear=False)
+            T.reduce_max(m, row_max, dim=0)
+            for t in T.Parallel(ONLINE_THREADS):  # bring every thread's sum to the row's max
+                s[t] = s[t] * T.exp(m[t] - row_max[0])
+            T.reduce_sum(s, row_sum, dim=0)
+            for k in T.serial(T.ceildiv(row_len, CHUNK)):
+                for t, u in T.Parallel(ONLINE_THREADS, UNROLL):
+                    j = k * CHUNK + t * UNROLL + u
+                    if j < row_len:
+                        Y[row, j] = T.cast(T.exp(T.cast(X[row, j], "float32") - row_max[0]) / row_sum[0], dtype)
+
+    return softmax_online
+
+
+def _softmax_cpu(dtype, rows, row_len):
+    @T.prim_func
+    def softmax_cpu(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows, row_len), dtype)):
+        with T.Kernel(rows) as row:
+            stat = T.alloc_local((2,), "float32")  # the row's max, then its sum
+            stat[0] = LOWEST
+            for j in T.serial(row_len):
+                stat[0] = T.max(stat[0], T.cast(X[row, j], "float32"))
+            stat[1] = 0.0
+            for j in T.serial(row_len):
+                stat[1] += T.exp(T.cast(X[row, j], "float32") - stat[0])
+            for j in T.serial(row_len):
+                Y[row, j] = T.cast(T.exp(T.cast(X[row, j], "float32") - stat[0]) / stat[1], dtype)
+
+    return softmax_cpu

@@ -19,19 +19,18 @@ from operator_runtime._internal import tilelang_backend  # noqa: E402
 
 DTYPES = ("float32", "float16", "bfloat16")
 
-def softmax_variants() -> list[tuple]:
-    """Every softmax strategy the runtime can pick (one kernel per cached tile, plus online),
-    each in one dtype, rotating through the three."""
-    module = tilelang_backend.kernels("softmax")
-    variants = [("cached", t) for t in module.CACHED_TILES] + [("online", 0)]
-    return [("softmax", (DTYPES[i % 3],), v) for i, v in enumerate(variants)]
+def strategy_variants(op: str) -> list[tuple]:
+    """Every kernel the op's gpu_strategy can pick (GPU_VARIANTS), each in one dtype, rotating
+    through the three."""
+    variants = tilelang_backend.kernels(op).GPU_VARIANTS
+    return [(op, (DTYPES[i % 3],), v) for i, v in enumerate(variants)]
 
 
 PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
-            + [(op, (d,), ()) for op in ("vector_add", "reduce_sum") for d in DTYPES]
-            + softmax_variants())
+            + [("vector_add", (d,), ()) for d in DTYPES]
+            + strategy_variants("reduce_sum") + strategy_variants("softmax"))
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
-                 ("reduce_sum", ("float16",), ()), ("softmax", ("float32",), ("cached", 32768)),
+                 ("reduce_sum", ("float16",), (1024,)), ("softmax", ("float32",), ("cached", 32768)),
                  ("softmax", ("bfloat16",), ("online", 0))]
 SM90 = {"kind": "cuda", "arch": "sm_90"}
 

@@ -44,6 +44,7 @@ def correctness_cases():
              tilelang="needs contiguous tensors"),
         Case("expanded", (T((11, 13), layout="expanded", expand_from=(1, 13)),), {"dim": 0},
              tilelang="needs contiguous tensors"),
+        Case("mid-row", (T((5, 3001)),), {"dim": -1}),
         Case("row-longer-than-block", (T((3, 70_001)),), {"dim": -1}),
         Case("long-rows-split", (T((2, 300_000)),), {"dim": -1}),
         Case("long-column", (T((5003, 3)),), {"dim": 0},

@@ -35,7 +35,11 @@ def correctness_cases():
              tilelang="needs contiguous tensors"),
         Case("expanded", (T((11, 13), layout="expanded", expand_from=(11, 1)),), {"dim": 1},
              tilelang="needs contiguous tensors"),
+        # one row length per strategy the kernels pick (register-cached tiles, then streaming)
+        Case("row-1500", (T((3, 1500)),), {"dim": -1}),
         Case("row-in-block-registers", (T((3, 3001)),), {"dim": -1}),
+        Case("row-5000", (T((3, 5000)),), {"dim": -1}),
+        Case("row-10000", (T((2, 10_000)),), {"dim": -1}),
         Case("row-in-wide-registers", (T((2, 20_000)),), {"dim": -1}),
         Case("row-longer-than-block", (T((2, 70_001)),), {"dim": -1}),
         Case("long-rows-split", (T((2, 300_000)),), {"dim": -1}),

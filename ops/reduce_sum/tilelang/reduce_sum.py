@@ -4,36 +4,52 @@ The runtime views a contiguous input as (rows, row_len) and reduces the last dim
 dims and layouts are refused by name (the CUDA and CPU backends run them). Both sizes
 are dynamic int64, so one compiled kernel serves every shape.
 
-GPU: a block of THREADS threads per row. Each thread adds every THREADS-th element
-(adjacent threads read adjacent elements: coalesced), then the block combines the
-partial sums (T.reduce_sum over a fragment lowers to a shuffle + shared-memory reduce).
+GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
+every thread loads UNROLL adjacent values (a warp reads one contiguous span) and adds them
+into its partial sum; then the block combines the partial sums (T.reduce_sum over a
+fragment lowers to a shuffle + shared-memory reduce).
 CPU (TileLang's C target has no fragments or block reductions): one program per row
 walks it serially into a local float32 accumulator.
 """
 
 import tilelang.language as T
 
-THREADS = 256
+UNROLL = 8  # adjacent values each thread loads per step: 8 loads in flight, not 1
+ROW_THREADS = ((2048, 128), (32768, 256), (None, 1024))  # (longest row, threads per row); a few long
+                                                          # rows need whole SMs of threads
 
 
-def reduce_sum_program(dtype: str, gpu: bool):
+GPU_VARIANTS = [(threads,) for _, threads in ROW_THREADS]  # every kernel gpu_strategy can pick
+
+
+def gpu_strategy(row_len: int) -> tuple[int]:
+    """(threads per row,) for this row length: the runtime compiles one kernel per entry."""
+    for longest, threads in ROW_THREADS:
+        if longest is None or row_len <= longest:
+            return (threads,)
+
+
+def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256):
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
     if gpu:
+        CHUNK = threads * UNROLL
+
         @T.prim_func
         def reduce_sum(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
-            with T.Kernel(rows, threads=THREADS) as row:
-                partial = T.alloc_fragment((THREADS,), "float32")
+            with T.Kernel(rows, threads=threads) as row:
+                x = T.alloc_fragment((threads, UNROLL), "float32")
+                partial = T.alloc_fragment((threads,), "float32")
                 total = T.alloc_fragment((1,), "float32")
                 T.clear(partial)
-                for k in T.serial(T.ceildiv(row_len, THREADS)):
-                    for t in T.Parallel(THREADS):
-                        if k * THREADS + t < row_len:
-                            partial[t] += T.cast(X[row, k * THREADS + t], "float32")
-                T.reduce_sum(partial, total, dim=0)
+                for k in T.serial(T.ceildiv(row_len, CHUNK)):
+                    for t, u in T.Parallel(threads, UNROLL):
+                        j = k * CHUNK + t * UNROLL + u
+                        x[t, u] = T.if_then_else(j < row_len, T.cast(X[row, j], "float32"), 0.0)
+                    T.reduce_sum(x, partial, dim=1, clear=False)  # within each thread: no communication
+                T.reduce_sum(partial, total, dim=0)               # across the block
                 Y[row] = T.cast(total[0], dtype)
 
         return reduce_sum
-
     @T.prim_func
     def reduce_sum_cpu(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
         with T.Kernel(rows) as row:

@@ -1,0 +1,122 @@
+"""The check functions lab notebooks call. Each raises AssertionError naming the first input
+that went wrong (op, backend, shape, dtype, worst element). On success the TileLang checks print
+one line that is the same on every machine, so nbval compares it. The CUDA and performance
+checks need a GPU: without one they compile the kernel (nvcc, sm_90) and say so; the grader
+records them as not graded on that machine (the check cell's metadata says it needs a GPU)."""
+
+from __future__ import annotations
+
+import torch
+
+from ..assertions import assert_matches_torch
+from ..timing import time_callable
+from ..tolerances import ATOL_PER_TERM
+from . import cuda_build
+from .cases import BENCH_SHAPES, DTYPES, SHAPES, draw, output_shape, reference
+
+
+_compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
+
+
+def _device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _generator() -> torch.Generator:
+    return torch.Generator().manual_seed(torch.seed())  # fresh values every run; never zeros
+
+
+def _compare(op: str, backend: str, run, device: str) -> int:
+    """Runs ``run(inputs, out)`` on every lab input; returns how many were checked."""
+    gen, checked = _generator(), 0
+    for dtype in DTYPES[device]:
+        for shape in SHAPES[op]:
+            inputs = draw(op, shape, dtype, device, gen)
+            out = torch.full(output_shape(op, shape), float("nan"), dtype=dtype, device=device)  # no stale zeros
+            run(inputs, out)
+            expected = reference(op, *(t.cpu() for t in inputs)).to(dtype)
+            try:
+                assert_matches_torch(out.cpu(), expected, exact=op == "copy", extra_atol=_sum_atol(op, inputs[0]))
+            except AssertionError as e:
+                raise AssertionError(f"{op} ({backend}) is wrong for shape {shape} {dtype}: {e}") from None
+            checked += 1
+    return checked
+
+
+def _sum_atol(op: str, x: torch.Tensor):
+    """Sums carry f32 accumulation error that grows with the terms added (tolerances.py)."""
+    return ATOL_PER_TERM * x.cpu().double().abs().sum(-1) if op == "reduce_sum" else 0.0
+
+
+def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
+    """Compile ``program_factory(dtype, gpu)`` for this machine (cuda on a GPU, TileLang's C
+    target on the CPU) and compare it with torch on every lab input."""
+    from operator_runtime._internal.tilelang_backend import TL_DTYPES, _tilelang
+
+    tilelang, device = _tilelang(), _device()
+
+    def run(inputs, out):
+        if out.numel() == 0:
+            return
+        key = (program_factory, out.dtype, device)  # a redefined factory is a new object: compiled anew
+        if key not in _compiled:
+            program = program_factory(TL_DTYPES[out.dtype], device == "cuda")
+            _compiled[key] = tilelang.compile(program, target=device if device == "cuda" else "c",
+                                              execution_backend="cython")
+        args = [t.reshape(-1) if op in ("copy", "vector_add") else t for t in (*inputs, out)]
+        if op == "reduce_sum" and inputs[0].shape[-1] == 0:
+            out.zero_()  # a kernel over empty rows has nothing to read; the sum is 0 by definition
+            return
+        _compiled[key](*args)
+
+    _compare(op, name, run, device)
+    print(f"{op} ({name}): passed")
+
+
+def check_cuda(op: str, source: str) -> None:
+    """Compile the student's CUDA source with nvcc; on a GPU, run it on every lab input. Without
+    a GPU the kernel is compiled for sm_90 only, and the check says so."""
+    try:
+        if not torch.cuda.is_available():
+            cuda_build.compile_check(op, source)
+            print(f"{op} (CUDA): compiles for sm_90; no GPU here to run it")
+            return
+        kernel = cuda_build.build(op, source)
+    except cuda_build.NoCompiler as e:
+        print(f"{op} (CUDA): not checked: {e}")
+        return
+    _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda")
+    print(f"{op} (CUDA): passed")
+
+
+def check_performance(op: str, source: str, fraction: float) -> None:
+    """On a GPU: the student's CUDA kernel must reach ``fraction`` of torch's bandwidth on a
+    shape larger than L2 (median of many runs, CUDA events)."""
+    if not torch.cuda.is_available():
+        print(f"{op} performance: needs a GPU")
+        return
+    kernel = cuda_build.build(op, source)
+    inputs = draw(op, BENCH_SHAPES[op], torch.float32, "cuda", _generator())
+    out = torch.empty(output_shape(op, BENCH_SHAPES[op]), device="cuda")
+    ours = time_callable(lambda: kernel(*inputs, out=out), "cuda").median_ms
+    torch_op = {"copy": lambda: out.copy_(inputs[0]), "vector_add": lambda: torch.add(*inputs, out=out),
+                "reduce_sum": lambda: torch.sum(inputs[0], -1, out=out),
+                "softmax": lambda: torch.softmax(inputs[0], -1)}[op]
+    theirs = time_callable(torch_op, "cuda").median_ms
+    ratio = theirs / ours
+    moved = sum(t.numel() * 4 for t in inputs) + out.numel() * 4
+    print(f"{op}: {moved / ours / 1e6:.0f} GB/s, torch {moved / theirs / 1e6:.0f} GB/s ({ratio:.2f}x torch)")
+    if ratio < fraction:
+        raise AssertionError(f"{op} reaches {ratio:.2f}x torch's speed; this check needs {fraction:.2f}x")
+
+
+def launch(gpu: bool, threads: int) -> dict:
+    """T.Kernel's keyword arguments: ``threads`` per block on a GPU; TileLang's C target takes none."""
+    return {"threads": threads} if gpu else {}
+
+
+def describe() -> str:
+    """Which checks this machine runs (printed by the labs' first cell; its output varies)."""
+    if torch.cuda.is_available():
+        return f"GPU: {torch.cuda.get_device_name()}: TileLang and CUDA kernels run and are timed against torch"
+    return "no GPU: TileLang kernels run on the CPU (C target); CUDA kernels are only compiled (sm_90)"

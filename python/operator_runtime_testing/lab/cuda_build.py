@@ -1,0 +1,123 @@
+"""Build a student's CUDA kernel into a shared library and call it on torch tensors.
+
+The student writes a templated ``__global__`` kernel; this file appends the fixed C entry
+points (one per dtype: ``lab_<op>_f32``, ``_f16``, ``_bf16``) that launch it on the caller's
+stream and return the CUDA error code, so every lab's kernel is called the same way, through
+a C function, as the runtime's backends are. Libraries are cached by source hash.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import torch
+
+PREAMBLE = """#include <cstdint>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+"""
+# How each lab's kernel is launched: element-wise kernels get a grid smaller than the data for
+# large inputs (so they must loop, grid-stride); row kernels get one 256-thread block per row.
+LAUNCHERS = {
+    "copy": ("(const void* x, void* y, int64_t n, void* stream)",
+             "if (n == 0) return 0; int64_t blocks = (n + 255) / 256; if (blocks > 1056) blocks = 1056;\n"
+             "  copy_kernel<T><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>((const T*)x, (T*)y, n);"),
+    "vector_add": ("(const void* a, const void* b, void* c, int64_t n, void* stream)",
+                   "if (n == 0) return 0; int64_t blocks = (n + 255) / 256; if (blocks > 1056) blocks = 1056;\n"
+                   "  vector_add_kernel<T><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>("
+                   "(const T*)a, (const T*)b, (T*)c, n);"),
+    "reduce_sum": ("(const void* x, void* y, int64_t rows, int64_t row_len, void* stream)",
+                   "if (rows == 0) return 0;\n"
+                   "  reduce_sum_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
+                   "(const T*)x, (T*)y, rows, row_len);"),
+    "softmax": ("(const void* x, void* y, int64_t rows, int64_t row_len, void* stream)",
+                "if (rows == 0 || row_len == 0) return 0;\n"
+                "  softmax_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
+                "(const T*)x, (T*)y, rows, row_len);"),
+}
+SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
+CACHE = Path(tempfile.gettempdir()) / "oprt-lab-cuda"
+
+
+class NoCompiler(RuntimeError):
+    pass
+
+
+def full_source(op: str, student_source: str) -> str:
+    params, body = LAUNCHERS[op]
+    entries = []
+    for suffix, ctype in SUFFIX.values():
+        entries.append(f'extern "C" int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {body}\n'
+                       f"  return (int)cudaGetLastError();\n}}\n")
+    return PREAMBLE + "\n" + student_source + "\n\n" + "\n".join(entries)
+
+
+def _nvcc() -> str:
+    nvcc = shutil.which("nvcc") or next((str(p) for p in Path("/usr/local").glob("cuda*/bin/nvcc")), None)
+    if not nvcc:
+        raise NoCompiler("nvcc was not found: install the CUDA toolkit to build CUDA kernels")
+    return nvcc
+
+
+def _run_nvcc(args: list[str]) -> None:
+    result = subprocess.run([_nvcc(), "-std=c++17", "-O3", *args], capture_output=True, text=True, timeout=600)
+    if result.returncode:
+        # the student's errors, with our line numbers: the source is theirs plus the launchers
+        raise AssertionError("nvcc could not compile the kernel:\n" + result.stderr[-4000:])
+
+
+def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:
+    """Compile to an object file for ``arch`` (no GPU needed): syntax, types and the kernel's
+    signature are checked. Returns the object's path."""
+    src = _write(op, student_source)
+    obj = src.with_suffix(f".{arch}.o")
+    if not obj.exists():
+        _run_nvcc([f"-arch={arch}", "-c", str(src), "-o", str(obj)])
+    return obj
+
+
+def build(op: str, student_source: str) -> "CudaLab":
+    """Compile for this machine's GPU and load the library."""
+    major, minor = torch.cuda.get_device_capability()
+    src = _write(op, student_source)
+    lib = src.with_suffix(f".sm{major}{minor}.so")
+    if not lib.exists():
+        _run_nvcc([f"-arch=sm_{major}{minor}", "-shared", "-Xcompiler", "-fPIC", str(src), "-o", str(lib)])
+    return CudaLab(op, ctypes.CDLL(str(lib)))
+
+
+def _write(op: str, student_source: str) -> Path:
+    text = full_source(op, student_source)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    src = CACHE / f"{op}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.cu"
+    if not src.exists():
+        src.write_text(text)
+    return src
+
+
+class CudaLab:
+    """The built library: ``run(*inputs) -> output``, on the current stream."""
+
+    def __init__(self, op: str, lib: ctypes.CDLL):
+        self.op, self.lib = op, lib
+
+    def __call__(self, *inputs: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+        x = inputs[0]
+        fn = getattr(self.lib, f"lab_{self.op}_{SUFFIX[x.dtype][0]}")
+        ptrs = [ctypes.c_void_p(t.data_ptr()) for t in (*inputs, out)]
+        if self.op in ("copy", "vector_add"):
+            sizes = [ctypes.c_int64(x.numel())]
+        else:
+            sizes = [ctypes.c_int64(x.shape[0]), ctypes.c_int64(x.shape[1])]  # (rows, row_len)
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        code = fn(*ptrs, *sizes, stream)
+        if code:
+            raise AssertionError(f"the kernel launch failed: CUDA error {code}")
+        torch.cuda.synchronize()  # surface an illegal address here, in the check that caused it
+        return out

@@ -1,0 +1,96 @@
+"""The graded labs, as instructors use them: nbval over the instructor sources, the release a
+student gets (which must fail check by check and hold no solution), and grading a class."""
+
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("nbval", reason="the lab tests need nbval (requirements.txt)")
+pytest.importorskip("tilelang", reason="the labs' TileLang parts need tilelang (requirements.txt)")
+
+from labs.submissions import write_class  # noqa: E402
+from operator_runtime_testing.lab.notebook import checks, instructor_labs, lab_meta, read, solution_lines  # noqa: E402
+from operator_runtime_testing.lab.release import release  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+LABS = ROOT / "labs"
+
+
+def nbval(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "--nbval", str(path), "-q", "-p", "no:cacheprovider",
+                           "-o", "addopts="], capture_output=True, text=True, cwd=ROOT, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("release")
+    release(LABS, out)
+    return out
+
+
+def test_there_is_a_lab_per_operator_in_order():
+    assert list(instructor_labs(LABS)) == ["01_copy", "02_vector_add", "03_reduce_sum", "04_softmax"]
+
+
+def test_instructor_labs_pass_under_nbval():
+    result = nbval(LABS)
+    assert result.returncode == 0, result.stdout[-4000:]
+    assert re.search(r"\b\d+ passed", result.stdout)
+
+
+def test_release_fails_check_by_check(released):
+    result = nbval(released)
+    assert result.returncode != 0
+    failed = set(re.findall(r"FAILED \S*/(\w+)\.ipynb::Cell (\d+)", result.stdout))
+    for lab, path in instructor_labs(released).items():
+        code = [c for c in read(path).cells if c.cell_type == "code"]
+        assert (lab, "0") not in failed, f"{lab}: the setup cell must run in the release"
+        for i, cell in enumerate(code):
+            if "check" in lab_meta(cell) and lab_meta(cell).get("needs") != "gpu":
+                assert (lab, str(i)) in failed, f"{lab}: check {lab_meta(cell)['check']} passed unsolved"
+
+
+def test_release_holds_no_solution_and_no_hidden_check(released):
+    for lab, path in instructor_labs(LABS).items():
+        instructor, student = read(path), read(released / path.name)
+        secret = [line for c in instructor.cells for line in solution_lines(c.source)]
+        assert secret, f"{lab}: the instructor source marks no solution"
+        text = "\n".join(c.source for c in student.cells)
+        assert not [s for s in secret if s in text]
+        assert "NotImplementedError" in text
+        hidden = {m["check"] for _, m in checks(instructor) if m.get("hidden")}
+        assert not hidden & {m["check"] for _, m in checks(student)}
+
+
+def test_grading_a_class(tmp_path):
+    """Solved, unsolved, hanging, crashing, forging, tampered and malformed submissions of lab 1."""
+    write_class(LABS / "01_copy.ipynb", tmp_path / "class")
+    out = tmp_path / "grades"
+    result = subprocess.run([sys.executable, "-m", "operator_runtime_testing.lab.grade", str(tmp_path / "class"),
+                             "--labs", str(LABS), "-o", str(out), "--jobs", "3", "--timeout", "40"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "grading" in result.stderr, "expected a progress bar"
+    rows = list(csv.DictReader(open(out / "gradebook.csv")))
+    grade = {(r["student"], r["check"]): r for r in rows}
+
+    def points(student, check):
+        return float(grade[(student, check)]["points"]), float(grade[(student, check)]["max"])
+
+    assert points("solved", "copy-tilelang") == (3, 3)
+    assert points("solved", "copy-tilelang-again") == (1, 1), "hidden checks run at grading"
+    for student, why in [("unsolved", "NotImplementedError"), ("hanging", "timed out"), ("crashing", "kernel died"),
+                         ("forger", "NameError"), ("tampered", "NotImplementedError"), ("malformed", "malformed")]:
+        got = grade[(student, "copy-tilelang")]
+        assert points(student, "copy-tilelang") == (0, 3), (student, got)
+        assert why in got["reason"], (student, got["reason"])
+    assert "edited" in grade[("tampered", "notes")]["reason"]
+    for student in ("solved", "unsolved", "hanging", "crashing", "forger", "tampered", "malformed"):
+        feedback = (out / "feedback" / f"{student}.md").read_text()
+        assert "copy-tilelang" in feedback and "Total:" in feedback

@@ -23,7 +23,9 @@ $(STAMP): requirements.txt pyproject.toml
 build: $(STAMP)
 	$(BIN)/pip install --no-deps --no-build-isolation -e . -q
 
+# The site shows the student versions of the labs (book/labs/*.ipynb, generated, never committed).
 book: build
+	$(BIN)/python -m operator_runtime_testing.lab.release labs -o book/labs --site
 	$(BIN)/jupyter-book build . -W -n --keep-going
 
 course: book

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU check in one command, run on the GPU machine from the project root:
-# build for the local GPU, the test suite on the nvidia and tilelang backends, compute-sanitizer
-# (memcheck, racecheck, initcheck) over the correctness cases, then the benchmarks (nvidia and
+# build for the local GPU, the test suite on the nvidia and tilelang backends, the instructor
+# labs under nbval (every cell runs), compute-sanitizer (memcheck, racecheck, initcheck) over
+# the correctness cases, then the benchmarks (nvidia and
 # tilelang against torch, one JSON) and the TileLang compile times.
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
@@ -10,7 +11,7 @@ set -uo pipefail
 OUT=${OUT:-_build/gpu-check}
 BUILD=${CAMP_BUILD_DIR:-build-gpu}
 ARCH=${CUDA_ARCH:-90}
-STEPS=${STEPS:-"build test test-tilelang memcheck racecheck initcheck bench compile-times"}
+STEPS=${STEPS:-"build test test-tilelang labs memcheck memcheck-tilelang racecheck initcheck bench compile-times"}
 BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
 mkdir -p "$OUT"
 export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
@@ -27,9 +28,9 @@ step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the ou
   summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" $((SECONDS - t0)) "$(tail -n 1 "$OUT/$name.log")")")
 }
 
-sanitize() {  # compute-sanitizer over the nvidia correctness cases (f32 and bf16)
+sanitize() {  # compute-sanitizer TOOL [BACKEND] over the correctness cases (f32 and bf16)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
-    python3 -m pytest tests/ops -q -x --backend nvidia -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
+    python3 -m pytest tests/ops -q -x --backend "${2:-nvidia}" -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
 }
 
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
@@ -37,7 +38,9 @@ step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAK
 step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
 step test-tilelang python3 -m pytest tests/ops tests/test_tilelang_compile.py -q --backend tilelang -p no:cacheprovider
 step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
+step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
 step memcheck sanitize memcheck
+step memcheck-tilelang sanitize memcheck tilelang
 step racecheck sanitize racecheck
 step initcheck sanitize initcheck
 step bench python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$BENCH_JSON"

@@ -9,7 +9,9 @@ links resolve, each operator chapter shows its charts, and the site search finds
 from __future__ import annotations
 
 import functools
+import html
 import http.server
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -114,3 +116,33 @@ def test_search_finds_softmax(browser, server):
         assert not problems, "; ".join(problems)
     finally:
         page.close()
+
+
+def lab_secrets() -> set[str]:
+    """Solution lines of the instructor labs that appear nowhere a student may see them: lines
+    that also occur in the runtime's own kernels (ops/, shown in the chapters) are common code."""
+    from operator_runtime_testing.lab.notebook import read, solution_lines
+
+    secret = {line for lab in sorted((ROOT / "labs").glob("*.ipynb")) for c in read(lab).cells
+              for line in solution_lines(c.source)}
+    shown = "\n".join(p.read_text() for p in (ROOT / "ops").rglob("*") if p.suffix in {".py", ".cu", ".cc", ".h", ".cuh"})
+    return {line for line in secret if line not in shown}
+
+
+def page_text(path: Path) -> str:
+    """What a reader can see or download: tags stripped (highlighting splits code into spans)."""
+    text = path.read_text(errors="replace")
+    return html.unescape(re.sub(r"<[^>]+>", "", text)) if path.suffix == ".html" else text
+
+
+def test_site_holds_no_lab_solution():
+    """The site renders the student versions of the labs: no line of any solution may appear in
+    its pages or in the sources it publishes (_sources, downloadable notebooks)."""
+    secret = lab_secrets()
+    assert len(secret) > 20, "the labs mark too few distinctive solution lines to test"
+    published = [p for p in SITE.rglob("*") if p.is_file() and p.suffix in {".html", ".ipynb", ".md", ".txt", ".py"}]
+    assert any("labs" in p.parts for p in published), "the site should include the labs"
+    for path in published:
+        text = page_text(path)
+        leaked = [line for line in secret if line in text]
+        assert not leaked, f"{path.relative_to(SITE)} shows solution text: {leaked[:2]}"

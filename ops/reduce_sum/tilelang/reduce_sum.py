@@ -5,7 +5,7 @@ dims and layouts are refused by name (the CUDA and CPU backends run them). Both 
 are dynamic int64, so one compiled kernel serves every shape.
 
 GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
-every thread loads UNROLL adjacent values (a warp reads one contiguous span) and adds them
+every thread loads `unroll` adjacent values (a warp reads one contiguous span) and adds them
 into its partial sum; then the block combines the partial sums (T.reduce_sum over a
 fragment lowers to a shuffle + shared-memory reduce).
 CPU (TileLang's C target has no fragments or block reductions): one program per row
@@ -14,36 +14,35 @@ walks it serially into a local float32 accumulator.
 
 import tilelang.language as T
 
-UNROLL = 8  # adjacent values each thread loads per step: 8 loads in flight, not 1
-ROW_THREADS = ((2048, 128), (32768, 256), (None, 1024))  # (longest row, threads per row); a few long
-                                                          # rows need whole SMs of threads
+# (longest row, threads per row, values each thread loads per step), measured on the H200 with
+# scripts/tilelang_tune.py. Each step keeps `unroll` loads in flight per thread; a few long rows
+# need whole SMs of threads.
+ROW_STRATEGY = ((2048, 128, 8), (32768, 256, 8), (None, 1024, 8))
+GPU_VARIANTS = [(threads, unroll) for _, threads, unroll in ROW_STRATEGY]  # every kernel gpu_strategy picks
 
 
-GPU_VARIANTS = [(threads,) for _, threads in ROW_THREADS]  # every kernel gpu_strategy can pick
-
-
-def gpu_strategy(row_len: int) -> tuple[int]:
-    """(threads per row,) for this row length: the runtime compiles one kernel per entry."""
-    for longest, threads in ROW_THREADS:
+def gpu_strategy(row_len: int) -> tuple[int, int]:
+    """(threads per row, unroll) for this row length: the runtime compiles one kernel per entry."""
+    for longest, threads, unroll in ROW_STRATEGY:
         if longest is None or row_len <= longest:
-            return (threads,)
+            return threads, unroll
 
 
-def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256):
+def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 8):
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
     if gpu:
-        CHUNK = threads * UNROLL
+        CHUNK = threads * unroll
 
         @T.prim_func
         def reduce_sum(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
             with T.Kernel(rows, threads=threads) as row:
-                x = T.alloc_fragment((threads, UNROLL), "float32")
+                x = T.alloc_fragment((threads, unroll), "float32")
                 partial = T.alloc_fragment((threads,), "float32")
                 total = T.alloc_fragment((1,), "float32")
                 T.clear(partial)
                 for k in T.serial(T.ceildiv(row_len, CHUNK)):
-                    for t, u in T.Parallel(threads, UNROLL):
-                        j = k * CHUNK + t * UNROLL + u
+                    for t, u in T.Parallel(threads, unroll):
+                        j = k * CHUNK + t * unroll + u
                         x[t, u] = T.if_then_else(j < row_len, T.cast(X[row, j], "float32"), 0.0)
                     T.reduce_sum(x, partial, dim=1, clear=False)  # within each thread: no communication
                 T.reduce_sum(partial, total, dim=0)               # across the block

@@ -21,7 +21,7 @@ one row per program, serially.
 import tilelang.language as T
 
 VALUES_PER_THREAD = 16  # cached strategy: 16 registers of row per thread keep ~3 blocks of 512 per SM
-ONLINE_THREADS = 1024  # online strategy: long rows, often few of them; a full SM's worth of loads in flight
+ONLINE_THREADS = 1024  # online strategy default: long rows, often few of them; a full SM's worth of loads
 UNROLL = 8            # online strategy: values per thread per step
 LOWEST = -3.4028234663852886e38
 CACHED_TILES = (1024, 2048, 4096, 8192, 16384, 32768)  # fragment sizes compiled for the cached strategy
@@ -34,24 +34,25 @@ def cached_threads(tile: int) -> int:
     return min(1024, max(128, tile // VALUES_PER_THREAD))
 
 
-GPU_VARIANTS = [("cached", tile) for tile in CACHED_TILES] + [("online", 0)]  # every kernel gpu_strategy picks
+GPU_VARIANTS = [("cached", tile) for tile in CACHED_TILES] + [("online", ONLINE_THREADS)]  # what gpu_strategy picks
 
 
 def gpu_strategy(row_len: int) -> tuple[str, int]:
-    """("cached", TILE) for the smallest tile holding the row, else ("online", 0)."""
+    """("cached", TILE) for the smallest tile holding the row, else ("online", threads)."""
     for tile in CACHED_TILES:
         if row_len <= tile:
             return "cached", tile
-    return "online", 0
+    return "online", ONLINE_THREADS
 
 
-def softmax_program(dtype: str, gpu: bool, strategy: str = "cached", tile: int = 0):
+def softmax_program(dtype: str, gpu: bool, strategy: str = "cached", size: int = 1024):
+    """size: the tile (cached) or the threads per row (online)."""
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
     if not gpu:
         return _softmax_cpu(dtype, rows, row_len)
     if strategy == "cached":
-        return _softmax_cached(dtype, rows, row_len, tile)
-    return _softmax_online(dtype, rows, row_len)
+        return _softmax_cached(dtype, rows, row_len, size)
+    return _softmax_online(dtype, rows, row_len, size)
 
 
 def _softmax_cached(dtype, rows, row_len, TILE):
@@ -74,38 +75,38 @@ def _softmax_cached(dtype, rows, row_len, TILE):
     return softmax_cached
 
 
-def _softmax_online(dtype, rows, row_len):
-    CHUNK = ONLINE_THREADS * UNROLL
+def _softmax_online(dtype, rows, row_len, THREADS):
+    CHUNK = THREADS * UNROLL
 
     @T.prim_func
     def softmax_online(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows, row_len), dtype)):
-        with T.Kernel(rows, threads=ONLINE_THREADS) as row:
-            x = T.alloc_fragment((ONLINE_THREADS, UNROLL), "float32")  # UNROLL adjacent values per thread
-            x_max = T.alloc_fragment((ONLINE_THREADS,), "float32")
-            m = T.alloc_fragment((ONLINE_THREADS,), "float32")   # each thread's running max ...
-            s = T.alloc_fragment((ONLINE_THREADS,), "float32")   # ... and its sum of exp(x - m)
+        with T.Kernel(rows, threads=THREADS) as row:
+            x = T.alloc_fragment((THREADS, UNROLL), "float32")  # UNROLL adjacent values per thread
+            x_max = T.alloc_fragment((THREADS,), "float32")
+            m = T.alloc_fragment((THREADS,), "float32")   # each thread's running max ...
+            s = T.alloc_fragment((THREADS,), "float32")   # ... and its sum of exp(x - m)
             row_max = T.alloc_fragment((1,), "float32")
             row_sum = T.alloc_fragment((1,), "float32")
             T.fill(m, LOWEST)
             T.clear(s)
             for k in T.serial(T.ceildiv(row_len, CHUNK)):
-                for t, u in T.Parallel(ONLINE_THREADS, UNROLL):
+                for t, u in T.Parallel(THREADS, UNROLL):
                     j = k * CHUNK + t * UNROLL + u
                     x[t, u] = T.if_then_else(j < row_len, T.cast(X[row, j], "float32"), LOWEST)
                 T.reduce_max(x, x_max, dim=1)
-                for t in T.Parallel(ONLINE_THREADS):  # rescale once per chunk, not once per element
+                for t in T.Parallel(THREADS):  # rescale once per chunk, not once per element
                     x_max[t] = T.max(x_max[t], m[t])
                     s[t] = s[t] * T.exp(m[t] - x_max[t])
                     m[t] = x_max[t]
-                for t, u in T.Parallel(ONLINE_THREADS, UNROLL):
+                for t, u in T.Parallel(THREADS, UNROLL):
                     x[t, u] = T.if_then_else(k * CHUNK + t * UNROLL + u < row_len, T.exp(x[t, u] - m[t]), 0.0)
                 T.reduce_sum(x, s, dim=1, clear=False)
             T.reduce_max(m, row_max, dim=0)
-            for t in T.Parallel(ONLINE_THREADS):  # bring every thread's sum to the row's max
+            for t in T.Parallel(THREADS):  # bring every thread's sum to the row's max
                 s[t] = s[t] * T.exp(m[t] - row_max[0])
             T.reduce_sum(s, row_sum, dim=0)
             for k in T.serial(T.ceildiv(row_len, CHUNK)):
-                for t, u in T.Parallel(ONLINE_THREADS, UNROLL):
+                for t, u in T.Parallel(THREADS, UNROLL):
                     j = k * CHUNK + t * UNROLL + u
                     if j < row_len:
                         Y[row, j] = T.cast(T.exp(T.cast(X[row, j], "float32") - row_max[0]) / row_sum[0], dtype)

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Time every candidate TileLang kernel variant of the row ops on the benchmark shapes, on this
+GPU, against torch in the same run: the data behind the strategy tables in
+ops/reduce_sum/tilelang/reduce_sum.py (ROW_STRATEGY) and ops/softmax/tilelang/softmax.py
+(CACHED_TILES, ONLINE_THREADS). Each variant's result is checked against torch before it is
+timed; a wrong variant is reported, never ranked.
+
+    python scripts/tilelang_tune.py [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from operator_runtime._internal import tilelang_backend as tb
+from operator_runtime_testing.timing import time_callable
+
+SHAPES = [(4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576)]
+# reduce_sum: (threads, unroll); softmax: ("cached", tile) where the row fits, ("online", threads)
+REDUCE_CANDIDATES = [(64, 16), (128, 8), (128, 16), (256, 8), (256, 16), (512, 8), (1024, 8), (1024, 16)]
+ONLINE_THREADS = [256, 512, 1024]
+
+
+def softmax_candidates(row_len: int) -> list[tuple]:
+    tiles = [t for t in tb.kernels("softmax").CACHED_TILES if t >= row_len][:1]
+    return [("cached", t) for t in tiles] + [("online", n) for n in ONLINE_THREADS]
+
+
+def measure(op: str, variant: tuple, x: torch.Tensor, expected: torch.Tensor) -> dict:
+    out = torch.empty_like(expected)
+    kernel = tb.compiled(op, ("float32",), True, variant)
+    operands = [x, out]
+    kernel(*operands)
+    torch.cuda.synchronize()
+    ok = torch.allclose(out, expected, rtol=1e-4, atol=1e-5)
+    ms = time_callable(lambda: kernel(*operands), "cuda").median_ms if ok else None
+    return {"variant": list(variant), "correct": ok, "ms": ms}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", help="write every measurement to this file")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("tilelang_tune.py needs a GPU", file=sys.stderr)
+        return 2
+    rows = []
+    for op in ("reduce_sum", "softmax"):
+        for shape in SHAPES:
+            x = torch.randn(shape, device="cuda")
+            torch_op = (lambda: x.sum(-1)) if op == "reduce_sum" else (lambda: torch.softmax(x, -1))
+            expected = torch_op()
+            torch_ms = time_callable(torch_op, "cuda").median_ms
+            picked = tuple(tb.variant(op, True, shape[-1]))
+            candidates = REDUCE_CANDIDATES if op == "reduce_sum" else softmax_candidates(shape[-1])
+            moved = x.numel() * 4 + expected.numel() * 4
+            for variant in candidates:
+                r = measure(op, variant, x, expected)
+                r.update(op=op, shape=list(shape), torch_ms=torch_ms, picked=tuple(variant) == picked,
+                         gbps=moved / (r["ms"] * 1e6) if r["ms"] else None)
+                rows.append(r)
+                speed = f"{r['ms']:.4f} ms {r['gbps']:5.0f} GB/s {torch_ms / r['ms']:5.2f}x torch" if r["ms"] else "WRONG"
+                print(f"{op:<11}{'x'.join(map(str, shape)):<13}{str(variant):<18}{speed}"
+                      f"{'   <- table picks' if r['picked'] else ''}", flush=True)
+            del x, expected
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    return 1 if any(not r["correct"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -30,7 +30,7 @@ PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
             + [("vector_add", (d,), ()) for d in DTYPES]
             + strategy_variants("reduce_sum") + strategy_variants("softmax"))
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
-                 ("reduce_sum", ("float16",), (1024, 8)), ("softmax", ("float32",), ("cached", 32768)),
+                 ("reduce_sum", ("float16",), (1024, 8)), ("softmax", ("float32",), ("cached", 16384)),
                  ("softmax", ("bfloat16",), ("online", 1024))]
 SM90 = {"kind": "cuda", "arch": "sm_90"}
 

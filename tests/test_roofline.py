@@ -63,4 +63,5 @@ def test_traffic_table_lists_every_benchmark_shape():
     table = traffic_table(doc, "softmax").splitlines()
     shapes = [r for r in doc["rows"] if r["op"] == "softmax" and r["bytes"] >= 1 << 20]
     assert len(table) == 2 + len(shapes)
-    assert all(line.count("|") == 9 for line in table)
+    assert all(line.count("|") == 10 for line in table)
+    assert {line.split("|")[1].strip() for line in table[2:]} == {r["backend"] for r in shapes}

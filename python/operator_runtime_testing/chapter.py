@@ -34,15 +34,15 @@ def results_files() -> list[Path]:
 def traffic_table(doc: dict, op: str) -> str:
     """Markdown table: each benchmark shape's bytes, ideal time at peak, ours and torch."""
     peak = datasheet(doc).get("bandwidth_gbps") or doc.get("copy_ceiling_gbps")
-    lines = ["| shape | dtype | MB moved | ideal us | ours us | torch us | torch.compile us | ours / torch |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    lines = ["| backend | shape | dtype | MB moved | ideal us | ours us | torch us | torch.compile us | ours / torch |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in doc["rows"]:
         if r["op"] != op or r["bytes"] < 1 << 20:
             continue
         shape = "x".join(map(str, r["shape"])) + (f" (dim {r['attrs']['dim']})" if r["attrs"].get("dim", -1) != -1 else "")
         ideal = r["bytes"] / (peak * 1e9) * 1e6 if peak else float("nan")
         compiled = f"{r['torch_compile_ms'] * 1e3:.1f}" if r.get("torch_compile_ms") else "-"
-        lines.append(f"| {shape} | {r['dtype']} | {r['bytes'] / 1e6:.0f} | {ideal:.1f} | {r['latency_ms'] * 1e3:.1f} | "
+        lines.append(f"| {r['backend']} | {shape} | {r['dtype']} | {r['bytes'] / 1e6:.0f} | {ideal:.1f} | {r['latency_ms'] * 1e3:.1f} | "
                      f"{r['torch_ms'] * 1e3:.1f} | {compiled} | {r['torch_ms'] / r['latency_ms']:.2f}x |")
     return "\n".join(lines)
 

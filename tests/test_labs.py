@@ -69,7 +69,8 @@ def test_release_holds_no_solution_and_no_hidden_check(released):
 
 
 def test_grading_a_class(tmp_path):
-    """Solved, unsolved, hanging, crashing, forging, tampered and malformed submissions of lab 1."""
+    """Solved, unsolved, hanging, crashing, forging, tampered, cheating and malformed submissions
+    of lab 1."""
     write_class(LABS / "01_copy.ipynb", tmp_path / "class")
     out = tmp_path / "grades"
     result = subprocess.run([sys.executable, "-m", "operator_runtime_testing.lab.grade", str(tmp_path / "class"),
@@ -86,11 +87,12 @@ def test_grading_a_class(tmp_path):
     assert points("solved", "copy-tilelang") == (3, 3)
     assert points("solved", "copy-tilelang-again") == (1, 1), "hidden checks run at grading"
     for student, why in [("unsolved", "NotImplementedError"), ("hanging", "timed out"), ("crashing", "kernel died"),
-                         ("forger", "NameError"), ("tampered", "NotImplementedError"), ("malformed", "malformed")]:
+                         ("forger", "NameError"), ("tampered", "NotImplementedError"), ("malformed", "malformed"),
+                         ("cheater", "review it by hand")]:
         got = grade[(student, "copy-tilelang")]
         assert points(student, "copy-tilelang") == (0, 3), (student, got)
         assert why in got["reason"], (student, got["reason"])
     assert "edited" in grade[("tampered", "notes")]["reason"]
-    for student in ("solved", "unsolved", "hanging", "crashing", "forger", "tampered", "malformed"):
+    for student in ("solved", "unsolved", "hanging", "crashing", "forger", "tampered", "malformed", "cheater"):
         feedback = (out / "feedback" / f"{student}.md").read_text()
         assert "copy-tilelang" in feedback and "Total:" in feedback

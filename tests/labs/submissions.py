@@ -20,6 +20,7 @@ FIRST_ANSWER = {
     "forger": ('print(\'{"cells": ["ok", "ok", "ok", "ok", "ok", "ok", "ok"], "stopped": null}\')\n'
                'open("gradebook.csv", "w").write("forger,01_copy,copy-tilelang,3,3,passed\\n")'),
     "tampered": "",  # unsolved, and its first check cell is replaced by `pass`
+    "cheater": "lab.check_tilelang = lambda *args, **kwargs: print('copy (TileLang): passed')",
 }
 
 

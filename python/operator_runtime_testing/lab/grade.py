@@ -9,7 +9,8 @@ file name. Each submission is graded as the instructor notebook with only the st
 cells taken from the submission: every other cell, checks included, comes from the instructor
 source (a check the student edited is restored and the feedback says so; hidden checks run
 too). Each runs in its own process and temp dir with a per-cell timeout, several at once; a
-hang, a crash or a malformed notebook costs that submission its checks, never the run.
+hang, a crash or a malformed notebook costs that submission its checks, never the run; an
+answer that reaches into the checking code scores 0 with a reason asking for a human review.
 
 Writes OUT/gradebook.csv (student, lab, check, points, max, reason) and OUT/feedback/<student>.md.
 """
@@ -21,6 +22,7 @@ import copy
 import csv
 import json
 import os
+import re
 import secrets
 import subprocess
 import sys
@@ -34,6 +36,13 @@ import torch
 
 from .notebook import checks, instructor_labs, lab_id, lab_meta, read
 from .release import release_notebook
+
+
+# An answer never needs to reach the checking code; one that does may be trying to pass checks
+# without passing them (say, `lab.check_tilelang = print`). Such a submission scores 0 and the
+# reason says to review it by hand.
+TOUCHES_CHECKER = re.compile(r"\blab\s*\.\s*\w+\s*=|operator_runtime_testing|sys\.modules|builtins|"
+                             r"assert_matches_torch|setattr\s*\(\s*lab\b")
 
 
 @dataclass
@@ -124,6 +133,10 @@ def grade_one(student: str, lab: str, path: Path, labs: dict[str, Path], timeout
         reason = f"malformed notebook: {type(e).__name__}: {str(e)[:200]}"
         return [Row(student, lab, m["check"], 0, _max(m, gpu), reason) for _, m in graded_checks]
     nb, notes = assemble(instructor, submission)
+    meddling = [lab_meta(c)["answer"] for c in nb.cells if "answer" in lab_meta(c) and TOUCHES_CHECKER.search(c.source)]
+    if meddling:
+        reason = f"answer cell {', '.join(meddling)} reaches into the checking code; review it by hand"
+        return [Row(student, lab, m["check"], 0, _max(m, gpu), reason) for _, m in graded_checks]
     report = run_isolated(nb, timeout)
     rows = []
     for index, meta in graded_checks:

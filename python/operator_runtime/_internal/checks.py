@@ -47,6 +47,20 @@ def out_like(op: str, out: torch.Tensor, shape: torch.Size, dtype: torch.dtype |
     no_self_overlap(op, "out", out)
 
 
+def broadcast_shape(*shapes) -> tuple[int, ...] | None:
+    """numpy/torch broadcasting of the shapes, or None when they do not broadcast. Written out
+    because torch.broadcast_shapes imports sympy on its first call (~1.3 s, measured in a fresh
+    process): a student's first vector_add would pay it."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = []
+    for i in range(-rank, 0):
+        sizes = {s[i] for s in shapes if len(s) >= -i} - {1}
+        if len(sizes) > 1:
+            return None
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
 def no_self_overlap(op: str, name: str, t: torch.Tensor) -> None:
     """Refuse a tensor whose elements share memory (expanded or interleaved strides)."""
     if t.numel() <= 1:

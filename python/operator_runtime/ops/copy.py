@@ -27,12 +27,7 @@ def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.d
 def prepare_copy(out: torch.Tensor, input: torch.Tensor, *, backend: str | None = None) -> PreparedOp:
     input = checks.float_tensor("copy", "input", input)
     out = checks.float_tensor("copy", "out", out)
-    try:
-        torch.broadcast_shapes(input.shape, out.shape)
-        broadcastable = input.dim() <= out.dim() and torch.broadcast_shapes(input.shape, out.shape) == out.shape
-    except RuntimeError:
-        broadcastable = False
-    if not broadcastable:
+    if input.dim() > out.dim() or checks.broadcast_shape(input.shape, out.shape) != tuple(out.shape):
         raise ValueError(f"copy: input of shape {tuple(input.shape)} cannot broadcast to out's shape {tuple(out.shape)}")
     checks.no_self_overlap("copy", "out", out)
     return bind_prepared(SIGNATURE, out, {"input": input}, (), backend)

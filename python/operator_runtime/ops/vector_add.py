@@ -30,7 +30,7 @@ def prepare_vector_add(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,
 
 
 def _broadcast_shape(a: torch.Tensor, b: torch.Tensor) -> torch.Size:
-    try:
-        return torch.broadcast_shapes(a.shape, b.shape)
-    except RuntimeError:
-        raise ValueError(f"vector_add: a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast") from None
+    shape = checks.broadcast_shape(a.shape, b.shape)
+    if shape is None:
+        raise ValueError(f"vector_add: a {tuple(a.shape)} and b {tuple(b.shape)} do not broadcast")
+    return torch.Size(shape)

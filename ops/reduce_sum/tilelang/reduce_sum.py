@@ -49,6 +49,7 @@ def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 
                 Y[row] = T.cast(total[0], dtype)
 
         return reduce_sum
+
     @T.prim_func
     def reduce_sum_cpu(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
         with T.Kernel(rows) as row:

@@ -84,7 +84,7 @@ def kernels(op: str) -> ModuleType:
 
 def variant(op: str, gpu: bool, row_len: int) -> tuple:
     """Extra program arguments picked by shape: a kernel module with a ``gpu_strategy(row_len)``
-    (softmax) compiles one kernel per strategy; the others, one kernel for every shape."""
+    (reduce_sum, softmax) compiles one GPU kernel per strategy; the others, one for every shape."""
     strategy = getattr(kernels(op), "gpu_strategy", None)
     return tuple(strategy(row_len)) if gpu and strategy else ()
 
@@ -178,8 +178,7 @@ class TileLangPrepared(PreparedBase):
         # copy converts between dtypes: its kernel is specialized on both
         dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
         gpu = out.device.type == "cuda"
-        self._extra = variant(op, gpu, _row_len(inputs[0])) if op in ROW_OPS else ()
-        self._kernel = compiled(op, dtypes, gpu, self._extra)
+        self._kernel = compiled(op, dtypes, gpu, variant(op, gpu, _row_len(inputs[0])))
         # None for an empty output: a zero-block launch is an error on the GPU, and there is nothing to do
         self._launch = DirectLaunch(self._kernel, _operands(op, out, inputs)) if out.numel() else None
         self._closed = False

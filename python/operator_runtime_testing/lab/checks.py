@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import torch
 
-from ..assertions import assert_matches_torch
 from ..timing import time_callable
-from ..tolerances import ATOL_PER_TERM
 from . import cuda_build
-from .cases import BENCH_SHAPES, DTYPES, SHAPES, draw, output_shape, reference
-
+from .cases import BENCH_SHAPES, draw, output_shape
+from .judge import judge, lab_cases
+from .kernels import compile_tilelang, run_tilelang
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
 
@@ -22,46 +21,28 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _generator() -> torch.Generator:
-    return torch.Generator().manual_seed(torch.seed())  # fresh values every run; never zeros
-
-
-def _compare(op: str, backend: str, run, device: str) -> None:
+def _compare(op: str, name: str, run, device: str) -> None:
     """Runs ``run(inputs, out)`` on every lab input and compares each result with torch."""
-    gen = _generator()
-    for dtype in DTYPES[device]:
-        for shape in SHAPES[op]:
-            inputs = draw(op, shape, dtype, device, gen)
-            out = torch.full(output_shape(op, shape), float("nan"), dtype=dtype, device=device)  # no stale zeros
-            run(inputs, out)
-            expected = reference(op, *(t.cpu() for t in inputs)).to(dtype)
-            try:
-                assert_matches_torch(out.cpu(), expected, exact=op == "copy", extra_atol=_sum_atol(op, inputs[0]))
-            except AssertionError as e:
-                raise AssertionError(f"{op} ({backend}) is wrong for shape {shape} {dtype}: {e}") from None
-
-
-def _sum_atol(op: str, x: torch.Tensor):
-    """Sums carry f32 accumulation error that grows with the terms added (tolerances.py)."""
-    return ATOL_PER_TERM * x.cpu().double().abs().sum(-1) if op == "reduce_sum" else 0.0
+    for case in lab_cases(op, device):
+        out = case.blank_output(op, device)
+        run([t.to(device) for t in case.inputs], out)
+        judge(op, name, case, out)
 
 
 def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
     """Compile ``program_factory(dtype, gpu)`` for this machine (cuda on a GPU, TileLang's C
     target on the CPU) and compare it with torch on every lab input."""
-    from operator_runtime._internal.tilelang_backend import TL_DTYPES, _tilelang
+    from operator_runtime._internal.tilelang_backend import TL_DTYPES
 
-    tilelang, device = _tilelang(), _device()
+    device = _device()
 
     def run(inputs, out):
         if out.numel() == 0:
             return
         key = (program_factory, out.dtype, device)  # a redefined factory is a new object: compiled anew
         if key not in _compiled:
-            program = program_factory(TL_DTYPES[out.dtype], device == "cuda")
-            _compiled[key] = tilelang.compile(program, target="cuda" if device == "cuda" else "c",
-                                              execution_backend="cython")
-        _compiled[key](*[t.reshape(-1) if op in ("copy", "vector_add") else t for t in (*inputs, out)])
+            _compiled[key] = compile_tilelang(program_factory(TL_DTYPES[out.dtype], device == "cuda"), device)
+        run_tilelang(_compiled[key], op, inputs, out)
 
     _compare(op, name, run, device)
     print(f"{op} ({name}): passed")
@@ -89,19 +70,24 @@ def check_performance(op: str, source: str, fraction: float) -> None:
     if not torch.cuda.is_available():
         print(f"{op} performance: needs a GPU")
         return
-    kernel = cuda_build.build(op, source)
-    inputs = draw(op, BENCH_SHAPES[op], torch.float32, "cuda", _generator())
+    ratio, summary = measure(op, cuda_build.build(op, source))
+    print(summary)
+    if ratio < fraction:
+        raise AssertionError(f"{op} reaches {ratio:.2f}x torch's speed; this check needs {fraction:.2f}x")
+
+
+def measure(op: str, kernel) -> tuple[float, str]:
+    """(torch's time / ours, a one-line summary) for the built CUDA ``kernel`` on BENCH_SHAPES."""
+    inputs = draw(op, BENCH_SHAPES[op], torch.float32, "cuda", torch.Generator().manual_seed(torch.seed()))
     out = torch.empty(output_shape(op, BENCH_SHAPES[op]), device="cuda")
     ours = time_callable(lambda: kernel(*inputs, out=out), "cuda").median_ms
     torch_op = {"copy": lambda: out.copy_(inputs[0]), "vector_add": lambda: torch.add(*inputs, out=out),
                 "reduce_sum": lambda: torch.sum(inputs[0], -1, out=out),
                 "softmax": lambda: torch.softmax(inputs[0], -1)}[op]
     theirs = time_callable(torch_op, "cuda").median_ms
-    ratio = theirs / ours
     moved = sum(t.numel() * 4 for t in inputs) + out.numel() * 4
-    print(f"{op}: {moved / ours / 1e6:.0f} GB/s, torch {moved / theirs / 1e6:.0f} GB/s ({ratio:.2f}x torch)")
-    if ratio < fraction:
-        raise AssertionError(f"{op} reaches {ratio:.2f}x torch's speed; this check needs {fraction:.2f}x")
+    ratio = theirs / ours
+    return ratio, f"{op}: {moved / ours / 1e6:.0f} GB/s, torch {moved / theirs / 1e6:.0f} GB/s ({ratio:.2f}x torch)"
 
 
 def launch(gpu: bool, threads: int) -> dict:

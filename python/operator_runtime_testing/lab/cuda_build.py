@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import torch
@@ -42,7 +42,15 @@ LAUNCHERS = {
                 "(const T*)x, (T*)y, rows, row_len);"),
 }
 SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
-CACHE = Path(tempfile.gettempdir()) / "oprt-lab-cuda"
+# Per user (never a shared /tmp folder another user could plant libraries in), by source hash.
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oprt-lab-cuda"
+# What a lab kernel's library has no reason to call: running programs, loading code, files,
+# sockets, signals. The grader refuses a library that imports any of them (see forbidden_imports).
+FORBIDDEN_IMPORTS = frozenset(
+    "system popen fork vfork clone clone3 execl execle execlp execv execve execvp execvpe fexecve posix_spawn "
+    "posix_spawnp dlopen dlmopen dlsym dlvsym syscall ptrace socket connect bind open open64 openat openat64 "
+    "fopen fopen64 freopen creat creat64 unlink unlinkat rename kill tkill tgkill mprotect process_vm_readv "
+    "process_vm_writev __libc_system".split())
 
 
 class NoCompiler(RuntimeError):
@@ -69,7 +77,7 @@ def _run_nvcc(args: list[str]) -> None:
     result = subprocess.run([_nvcc(), "-std=c++17", "-O3", *args], capture_output=True, text=True, timeout=600)
     if result.returncode:
         # the student's errors, with our line numbers: the source is theirs plus the launchers
-        raise AssertionError("nvcc could not compile the kernel:\n" + result.stderr[-4000:])
+        raise AssertionError("nvcc could not compile the kernel:\n" + result.stderr[:20000])
 
 
 def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:
@@ -84,12 +92,32 @@ def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:
 
 def build(op: str, student_source: str) -> "CudaLab":
     """Compile for this machine's GPU and load the library."""
+    return CudaLab(op, ctypes.CDLL(str(build_library(op, student_source))))
+
+
+def build_library(op: str, student_source: str) -> Path:
+    """Compile for this machine's GPU; the library's path (not loaded)."""
     major, minor = torch.cuda.get_device_capability()
     src = _write(op, student_source)
     lib = src.with_suffix(f".sm{major}{minor}.so")
     if not lib.exists():
-        _run_nvcc([f"-arch=sm_{major}{minor}", "-shared", "-Xcompiler", "-fPIC", str(src), "-o", str(lib)])
-    return CudaLab(op, ctypes.CDLL(str(lib)))
+        # cudart as a shared library: the kernel's library then imports only CUDA's launch
+        # functions (a static cudart brings dlopen, sockets and files, see forbidden_imports)
+        cuda_lib = Path(_nvcc()).resolve().parents[1] / "lib64"
+        _run_nvcc([f"-arch=sm_{major}{minor}", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared",
+                   "-Xlinker", f"-rpath={cuda_lib}", str(src), "-o", str(lib)])
+    return lib
+
+
+def forbidden_imports(lib: Path) -> list[str]:
+    """The FORBIDDEN_IMPORTS among the undefined symbols of a library or object file."""
+    dynamic = ["-D"] if lib.suffix == ".so" else []  # an object file (no GPU here) lists them plainly
+    result = subprocess.run(["nm", *dynamic, "--undefined-only", str(lib)], capture_output=True, text=True,
+                            timeout=60)
+    if result.returncode:
+        raise RuntimeError(f"nm could not read {lib.name}: {result.stderr.strip()[:300]}")
+    names = {line.split()[-1].split("@")[0] for line in result.stdout.splitlines() if line.strip()}
+    return sorted(names & FORBIDDEN_IMPORTS)
 
 
 def _write(op: str, student_source: str) -> Path:

@@ -1,208 +1,228 @@
 """Grade a folder of lab submissions.
 
-    python -m operator_runtime_testing.lab.grade SUBMISSIONS --labs labs/ -o _build/grades \\
-        [--jobs 4] [--timeout 300]
+    python -m operator_runtime_testing.lab.grade SUBMISSIONS [--labs labs/] [-o _build/grades]
+        [--roster roster.txt] [--lab 01_copy ...] [--jobs N] [--timeout SECONDS]
 
-SUBMISSIONS holds one folder per student (with any of the lab notebooks inside) or one
-notebook per student (``alice.ipynb``); a notebook's lab is its metadata's lab id, else its
-file name. Each submission is graded as the instructor notebook with only the student's answer
-cells taken from the submission: every other cell, checks included, comes from the instructor
-source (a check the student edited is restored and the feedback says so; hidden checks run
-too). Each runs in its own process and temp dir with a per-cell timeout, several at once; a
-hang, a crash or a malformed notebook costs that submission its checks, never the run; an
-answer that reaches into the checking code scores 0 with a reason asking for a human review.
-
-Writes OUT/gradebook.csv (student, lab, check, points, max, reason) and OUT/feedback/<student>.md.
+Student code decides nothing. Each submission is graded in stages:
+  1. collect   read every notebook once, as data (collect.py)
+  2. assemble  the instructor's notebook with only the student's answer cells taken, each check
+               replaced by a cell that exports what it judges (assemble.py)
+  3. execute   run that in the student's own bubblewrap sandbox (sandbox.py, execute.py)
+  4. score     run the exported kernels in a second sandbox on inputs drawn here and compare
+               the outputs with references computed here (score.py, runner.py)
+  5. record    merge into OUT/gradebook.csv, OUT/totals.csv, OUT/feedback/<student>.md, and
+               keep each executed notebook and log under OUT/logs/<student>/<lab>/ (gradebook.py)
+Instructor notebooks are read and hashed once (OUT/manifest.json). Checks this machine cannot
+run (a GPU's) are recorded as pending with their points; grading again on a GPU machine into
+the same OUT fills them in. Without bubblewrap the grader refuses to run, unless given
+--unsafe-no-sandbox (student code then runs as you: for trusted notebooks only).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import csv
+import hashlib
 import json
 import os
-import re
-import secrets
-import subprocess
+import queue
+import shutil
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
-import torch
 
-from .notebook import checks, instructor_labs, lab_id, lab_meta, read
-from .release import release_notebook
-
-
-# An answer never needs to reach the checking code; one that does may be trying to pass checks
-# without passing them (say, `lab.check_tilelang = print`). Such a submission scores 0 and the
-# reason says to review it by hand.
-TOUCHES_CHECKER = re.compile(r"\blab\s*\.\s*\w+\s*=|operator_runtime_testing|sys\.modules|builtins|"
-                             r"assert_matches_torch|setattr\s*\(\s*lab\b")
+from .assemble import CheckSpec, answer_ids, assemble, check_specs
+from .collect import Submission, collect, read_regular, read_roster
+from .gradebook import Row, merge, read_rows
+from .notebook import lab_id, lab_meta
 
 
 @dataclass
-class Row:
-    student: str
-    lab: str
-    check: str
-    points: float
-    max: float
-    reason: str
-
-    def __post_init__(self):  # one line per row, short enough to read in a spreadsheet
-        self.reason = " / ".join(line.strip() for line in self.reason.splitlines() if line.strip())[:300]
+class Lab:
+    id: str
+    path: Path
+    notebook: object
+    sha256: str
+    specs: list[CheckSpec]
+    answers: list[str]
+    check_sources: dict[str, str]
 
 
-def find_submissions(folder: Path, labs: dict[str, Path]) -> list[tuple[str, str, Path]]:
-    """(student, lab id, notebook path) for every submission; unknown notebooks are reported."""
-    found = []
-    for entry in sorted(folder.iterdir()):
-        notebooks = sorted(entry.glob("*.ipynb")) if entry.is_dir() else [entry] if entry.suffix == ".ipynb" else []
-        student = entry.name if entry.is_dir() else entry.stem
-        for path in notebooks:
-            found.append((student, _lab_of(path, labs), path))
-    return found
+def load_labs(folder: Path) -> dict[str, Lab]:
+    """Every instructor notebook in ``folder``, read and hashed once: grading never rereads them."""
+    labs = {}
+    for path in sorted(folder.glob("*.ipynb")):
+        data = read_regular(path)
+        nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        lab = lab_id(nb, path)
+        checks = {str(lab_meta(c)["check"]): c.source for c in nb.cells if "check" in lab_meta(c)}
+        labs[lab] = Lab(lab, path, nb, hashlib.sha256(data).hexdigest(), check_specs(nb, path.name),
+                        answer_ids(nb), checks)
+    return labs
 
 
-def _lab_of(path: Path, labs: dict[str, Path]) -> str:
-    try:
-        lab = lab_id(read(path), path)
-    except Exception:  # noqa: BLE001 - malformed: name it by file, grading reports the error
-        lab = path.stem
-    if lab not in labs:  # a student's copy renamed "01_copy (1).ipynb" still names its lab in metadata
-        lab = next((k for k, p in labs.items() if path.stem.startswith(p.stem)), lab)
-    return lab
+class Context:
+    """What every submission's grading shares: the device, limits and a pool of sandbox uids
+    (one per concurrent job, so process limits and files are per submission)."""
 
+    def __init__(self, args, gpu: bool, protected: list[Path]):
+        from . import sandbox
 
-def assemble(instructor, submission) -> tuple[object, list[str]]:
-    """The notebook to run: the instructor's, with the student's answer cells. Also notes on
-    anything the student changed outside the answers (edited checks are restored)."""
-    graded, notes = copy.deepcopy(instructor), []
-    answers = {lab_meta(c)["answer"]: c.source for c in submission.cells if "answer" in lab_meta(c)}
-    released = {lab_meta(c)["check"]: c.source for c in release_notebook(instructor).cells if "check" in lab_meta(c)}
-    for cell in submission.cells:
-        check = lab_meta(cell).get("check")
-        if check in released and cell.source != released[check]:
-            notes.append(f"check {check} was edited; graded with the original")
-    for cell in graded.cells:
-        answer = lab_meta(cell).get("answer")
-        if answer is not None:
-            if answer in answers:
-                cell.source = answers[answer]
-            else:
-                notes.append(f"answer cell {answer} is missing; graded as empty")
-                cell.source = "# (no answer submitted)"
-        if cell.cell_type == "code":  # nothing of the instructor's run may count as this run's result
-            cell.outputs, cell.execution_count = [], None
-    return graded, notes
+        self.device, self.timeout, self.logs = ("cuda" if gpu else "cpu"), args.timeout, args.out / "logs"
+        self.work = Path(tempfile.mkdtemp(prefix="oprt-grade-"))
+        self.unsafe = args.unsafe_no_sandbox
+        self._uids: queue.Queue = queue.Queue()
+        root = os.geteuid() == 0
+        for i in range(args.jobs):
+            self._uids.put(args.sandbox_uid + i if root else None)
+        limits = sandbox.Limits(memory_bytes=args.memory_gb << 30)
+        self._make = (lambda uid: sandbox.Unsandboxed(gpu)) if self.unsafe else (
+            lambda uid: sandbox.Sandbox(uid, gpu, sandbox.course_paths(), protected, limits))
 
-
-def run_isolated(nb, timeout: float, python: str = sys.executable) -> dict:
-    """Runs the notebook through run_one in a fresh process and temp dir; returns its report."""
-    with tempfile.TemporaryDirectory(prefix="oprt-grade-") as tmp:
-        path = Path(tmp) / "submission.ipynb"
-        nbformat.write(nb, str(path))
-        nonce = secrets.token_hex(16)
-        job = json.dumps({"notebook": str(path), "timeout": timeout, "cwd": tmp, "nonce": nonce})
-        code_cells = sum(c.cell_type == "code" for c in nb.cells)
+    @contextmanager
+    def runner(self):
+        uid = self._uids.get()
         try:
-            result = subprocess.run([python, "-m", "operator_runtime_testing.lab.run_one"], input=job + "\n",
-                                    capture_output=True, text=True, cwd=tmp, timeout=timeout * code_cells + 120,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        except subprocess.TimeoutExpired:
-            return {"stopped": "the grading process ran out of time", "cells": None}
-        for line in result.stdout.splitlines():
-            if line.startswith(nonce):
-                return json.loads(line[len(nonce):])
-        return {"stopped": f"the grading process failed: {result.stderr.strip()[-300:]}", "cells": None}
+            yield self._make(uid)
+        finally:
+            self._uids.put(uid)
 
 
-def grade_one(student: str, lab: str, path: Path, labs: dict[str, Path], timeout: float, gpu: bool) -> list[Row]:
-    if lab not in labs:
-        return [Row(student, lab, "-", 0, 0, f"{path.name} is not one of the labs ({', '.join(labs)})")]
-    instructor = read(labs[lab])
-    graded_checks = checks(instructor)
+def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
+    """Every check of one student's lab, and notes; an exception costs this submission only."""
+    from .execute import execute
+    from .score import dtype_names, plan, run_jobs, verdict
+
+    notes = [Row(sub.student, sub.lab, "notes", "note", 0.0, 0.0, n) for n in sub.notes]
+    if sub.notebook is None:
+        return [Row(sub.student, sub.lab, s.id, "failed", 0.0, s.points, sub.problem) for s in lab.specs] + notes
+    notes += [Row(sub.student, sub.lab, "notes", "note", 0.0, 0.0, n) for n in edited_checks(sub.notebook, lab)]
+    logs = ctx.logs / sub.student / sub.lab
+    tmp = Path(tempfile.mkdtemp(dir=ctx.work))
     try:
-        submission = read(path)
-    except Exception as e:  # noqa: BLE001 - any parse error: the submission is malformed
-        reason = f"malformed notebook: {type(e).__name__}: {str(e)[:200]}"
-        return [Row(student, lab, m["check"], 0, _max(m, gpu), reason) for _, m in graded_checks]
-    nb, notes = assemble(instructor, submission)
-    meddling = [lab_meta(c)["answer"] for c in nb.cells if "answer" in lab_meta(c) and TOUCHES_CHECKER.search(c.source)]
-    if meddling:
-        reason = f"answer cell {', '.join(meddling)} reaches into the checking code; review it by hand"
-        return [Row(student, lab, m["check"], 0, _max(m, gpu), reason) for _, m in graded_checks]
-    report = run_isolated(nb, timeout)
-    rows = []
-    for index, meta in graded_checks:
-        state = report["cells"][index] if report.get("cells") else report["stopped"]
-        points = meta.get("points", 1)
-        if meta.get("needs") == "gpu" and not gpu:
-            reason = "not graded here: needs a GPU" + ("" if state == "ok" else f" ({state})")
-            rows.append(Row(student, lab, meta["check"], 0, 0 if state == "ok" else points, reason))
-            continue
-        ok = state == "ok"
-        rows.append(Row(student, lab, meta["check"], points if ok else 0, points, "passed" if ok else state))
-    for note in notes:
-        rows.append(Row(student, lab, "notes", 0, 0, note))
-    return rows
+        nb = assemble(lab.notebook, sub.answers, lab.specs, dtype_names(ctx.device), ctx.device == "cuda")
+        with ctx.runner() as runner:
+            executed = execute(nb, tmp / "notebook", runner, ctx.timeout, logs / "notebook.log",
+                               logs / "executed.ipynb")
+            jobs, failed = plan(lab.specs, executed, ctx.device)
+            run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log")
+        return [verdict(s, jobs.get(s.id), failed.get(s.id), sub.student, sub.lab) for s in lab.specs] + notes
+    except Exception as e:  # noqa: BLE001 - the grader's failure on this submission, not the class's
+        reason = f"the grader could not grade this submission ({type(e).__name__}: {e}); review it by hand"
+        return [Row(sub.student, sub.lab, s.id, "failed", 0.0, s.points, reason) for s in lab.specs] + notes
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _max(meta: dict, gpu: bool) -> float:
-    return 0 if meta.get("needs") == "gpu" and not gpu else meta.get("points", 1)
+def edited_checks(nb, lab: Lab) -> list[str]:
+    """Check cells the student changed: graded with the original anyway, but worth saying."""
+    notes = []
+    for cell in nb.cells:
+        meta = cell.get("metadata", {}).get("lab") if isinstance(cell.get("metadata"), dict) else None
+        check = meta.get("check") if isinstance(meta, dict) else None
+        if isinstance(check, str) and check in lab.check_sources and cell.get("source") != lab.check_sources[check]:
+            notes.append(f"check {check} was edited in your notebook; graded with the original")
+    return notes
 
 
-def write_feedback(out: Path, rows: list[Row]) -> None:
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
-    with open(out / "gradebook.csv", "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["student", "lab", "check", "points", "max", "reason"])
-        for r in rows:
-            writer.writerow([r.student, r.lab, r.check, r.points, r.max, r.reason])
-    for student in sorted({r.student for r in rows}):
-        mine = [r for r in rows if r.student == student]
-        total, best = sum(r.points for r in mine), sum(r.max for r in mine)
-        lines = [f"# Feedback for {student}", "", f"Total: {total:g} / {best:g}", ""]
-        for lab in sorted({r.lab for r in mine}):
-            lines += [f"## {lab}", "", "| check | points | reason |", "|---|---:|---|"]
-            lines += [f"| {r.check} | {r.points:g} / {r.max:g} | {r.reason.replace('|', '/')} |"
-                      for r in mine if r.lab == lab]
-            lines.append("")
-        (out / "feedback" / f"{student}.md").write_text("\n".join(lines))
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m operator_runtime_testing.lab.grade", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("submissions", type=Path, help="one folder or notebook per student")
+    parser.add_argument("--labs", type=Path, default=Path("labs"), help="instructor notebooks (default labs/)")
+    parser.add_argument("-o", "--out", type=Path, default=Path("_build/grades"), help="gradebook folder")
+    parser.add_argument("--roster", type=Path, help="one student per line: missing students get 0")
+    parser.add_argument("--lab", action="append", help="grade only this lab id (repeatable)")
+    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2), help="submissions at once")
+    parser.add_argument("--timeout", type=float, default=300, help="seconds per cell and per check")
+    parser.add_argument("--memory-gb", type=int, default=6, help="memory limit per sandbox (GiB)")
+    parser.add_argument("--sandbox-uid", type=int, default=61000, help="first uid for sandboxes (when root)")
+    parser.add_argument("--unsafe-no-sandbox", action="store_true",
+                        help="run student code as you, without bubblewrap (trusted notebooks only)")
+    args = parser.parse_args(argv)
+    if not args.submissions.is_dir():
+        parser.error(f"SUBMISSIONS {args.submissions} is not a folder")
+    if not args.labs.is_dir() or not any(args.labs.glob("*.ipynb")):
+        parser.error(f"--labs {args.labs} is not a folder of instructor notebooks")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out} exists and is not a folder")
+    for other, name in ((args.submissions, "SUBMISSIONS"), (args.labs, "--labs")):
+        if _inside(args.out.resolve(), other.resolve()) or _inside(other.resolve(), args.out.resolve()):
+            parser.error(f"--out must lie outside {name} (and not contain it)")
+    if args.roster is not None and not args.roster.is_file():
+        parser.error(f"--roster {args.roster} is not a file")
+    if args.jobs < 1 or args.timeout <= 0 or args.memory_gb < 1:
+        parser.error("--jobs, --timeout and --memory-gb must be positive")
+    return args
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("submissions", type=Path)
-    parser.add_argument("--labs", type=Path, default=Path("labs"), help="instructor notebooks (default labs/)")
-    parser.add_argument("-o", "--out", type=Path, default=Path("_build/grades"))
-    parser.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2))
-    parser.add_argument("--timeout", type=float, default=300, help="seconds per cell")
-    args = parser.parse_args(argv)
-    if not args.submissions.is_dir():
-        parser.error(f"submissions folder {args.submissions} does not exist")
-    labs = instructor_labs(args.labs)
-    if not labs:
-        parser.error(f"no instructor notebooks in {args.labs}")
-    todo = find_submissions(args.submissions, labs)
-    gpu = torch.cuda.is_available()
-    rows: list[Row] = []
+    args = parse_args(argv)
+    try:
+        labs = load_labs(args.labs)
+        roster = read_roster(args.roster) if args.roster else None
+    except (OSError, ValueError) as e:
+        print(f"grade: error: {e}", file=sys.stderr)
+        return 2
+    unknown = sorted(set(args.lab or []) - set(labs))
+    if unknown:
+        print(f"grade: error: --lab {', '.join(unknown)}: not among {', '.join(labs)}", file=sys.stderr)
+        return 2
+    labs = {k: v for k, v in labs.items() if not args.lab or k in args.lab}
+
+    import torch
     from tqdm import tqdm
 
-    with ThreadPoolExecutor(args.jobs) as pool:  # each job is a child process: threads only wait
-        futures = [pool.submit(grade_one, s, lab, p, labs, args.timeout, gpu) for s, lab, p in todo]
-        for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="notebook",
-                           file=sys.stderr):
-            rows += future.result()
-    rows.sort(key=lambda r: (r.student, r.lab))
-    write_feedback(args.out, rows)
-    print(f"graded {len(todo)} notebooks of {len({s for s, _, _ in todo})} students: "
-          f"{args.out / 'gradebook.csv'}, feedback in {args.out / 'feedback'}")
+    from . import gradebook, sandbox
+
+    gpu = torch.cuda.is_available()
+    if args.unsafe_no_sandbox:
+        print("grade: WARNING: --unsafe-no-sandbox: student code runs as you, unconfined", file=sys.stderr)
+    else:
+        reason = sandbox.available(args.sandbox_uid if os.geteuid() == 0 else None)
+        if reason:
+            print(f"grade: error: cannot sandbox student code: {reason}. Refusing to grade; pass "
+                  "--unsafe-no-sandbox to grade trusted notebooks without isolation.", file=sys.stderr)
+            return 2
+    try:
+        old = read_rows(args.out / "gradebook.csv")
+    except ValueError as e:
+        print(f"grade: error: {e}", file=sys.stderr)
+        return 2
+    subs, student_notes = collect(args.submissions, labs, {k: v.answers for k, v in labs.items()}, roster)
+    protected = [p.resolve() for p in (args.labs, args.submissions, args.out)]
+    if args.roster:
+        protected.append(args.roster.resolve())
+    ctx = Context(args, gpu, protected)
+    start = time.monotonic()
+    rows: list[Row] = [Row(s, "-", "notes", "note", 0.0, 0.0, n) for s, ns in student_notes.items() for n in ns]
+    try:
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(args.jobs) as pool:  # each job is a sandboxed process: threads only wait
+            futures = [pool.submit(grade_submission, s, labs[s.lab], ctx) for s in subs]
+            for future in tqdm(as_completed(futures), total=len(futures), desc="grading", unit="notebook",
+                               file=sys.stderr):
+                rows += future.result()
+    finally:
+        shutil.rmtree(ctx.work, ignore_errors=True)
+    merged = merge(old, rows)
+    gradebook.write(args.out, merged, list(labs))
+    manifest = {"graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "device": ctx.device,
+                "sandbox": not args.unsafe_no_sandbox, "seconds": round(time.monotonic() - start, 1),
+                "labs": {k: {"path": str(v.path), "sha256": v.sha256} for k, v in labs.items()}}
+    gradebook.atomic_write(args.out / "manifest.json", json.dumps(manifest, indent=2))
+    students = len({s.student for s in subs})
+    print(f"graded {sum(s.notebook is not None for s in subs)} notebooks of {students} students in "
+          f"{manifest['seconds']} s: {args.out / 'gradebook.csv'}, totals.csv, feedback/, logs/")
     return 0
 
 

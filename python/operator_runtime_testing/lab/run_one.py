@@ -1,12 +1,10 @@
-"""Execute one assembled lab notebook and report, per cell, how it ended. Run by the grader
-in a process of its own, in a temp dir:
+"""Execute one assembled lab notebook, inside the student's sandbox (grading stage 3):
 
-    python -m operator_runtime_testing.lab.run_one   (a JSON job on stdin)
+    python -m operator_runtime_testing.lab.run_one NOTEBOOK TIMEOUT
 
-The job (on stdin, so the student's kernel cannot read it from this process's arguments or
-environment) holds a nonce; the report is the one stdout line that starts with it. Anything
-the notebook prints goes to the kernel's own streams and cannot pose as a report.
-"""
+Writes executed.ipynb (for the instructor's review and the student's feedback) and
+report.json (how each code cell ended) into the work dir. Neither decides a grade: the
+export cells leave artifacts/ behind, which the grader judges itself."""
 
 from __future__ import annotations
 
@@ -24,36 +22,30 @@ def outcome(cell) -> str:
         first = errors[0]
         if first.get("ename") == "KeyboardInterrupt":  # nbclient interrupts a cell that runs past the timeout
             return "interrupted: it ran past the per-cell timeout"
-        return f"error: {first.get('ename', '')}: {first.get('evalue', '')}"[:300]
+        return f"error: {first.get('ename', '')}: {first.get('evalue', '')}"[:2000]
     return "ok" if cell.get("execution_count") is not None else "not run"
 
 
-def main() -> int:
-    job = json.loads(sys.stdin.readline())
-    nb = nbformat.read(job["notebook"], as_version=4)
-    client = NotebookClient(nb, timeout=job["timeout"], allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": job["cwd"]}})
+def main(argv: list[str]) -> int:
+    path, timeout = argv[0], float(argv[1])
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
+                            resources={"metadata": {"path": "."}})
     stopped = None
     try:
         client.execute()
     except CellTimeoutError:
-        stopped = f"timed out after {job['timeout']} s"
+        stopped = f"a cell ran past the {timeout:g} s limit"
     except DeadKernelError:
         stopped = "the kernel died (a crash, or the process exited)"
     except Exception as e:  # noqa: BLE001 - report whatever stopped the run, do not lose the rest
-        stopped = f"{type(e).__name__}: {e}"[:300]
-    cells = []
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            cells.append(None)
-            continue
-        state = outcome(cell)
-        if state == "not run" and stopped:
-            state = f"not run: {stopped}"
-        cells.append(state)
-    print(job["nonce"] + json.dumps({"cells": cells, "stopped": stopped}), flush=True)
+        stopped = f"{type(e).__name__}: {e}"[:2000]
+    cells = [outcome(c) if c.cell_type == "code" else None for c in nb.cells]
+    nbformat.write(nb, "executed.ipynb")
+    with open("report.json", "w") as f:
+        json.dump({"cells": cells, "stopped": stopped}, f)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,137 @@
+"""Runs exported lab kernels on the grader's inputs, inside a sandbox. Trusted code, untrusted
+data: the programs and sources come from a student's notebook; the inputs from the grader,
+which alone holds the references and compares.
+
+    python -m operator_runtime_testing.lab.runner     (in a work dir holding jobs.json)
+
+jobs.json: {"device": "cpu"|"cuda", "jobs": [{"dir", "kind", "op"}, ...]}, kinds:
+  tilelang      <dir>/<dtype>.json programs, run on <dir>/inputs.pt -> <dir>/outputs.pt
+  cuda          <dir>/source.cu built for this GPU, run on <dir>/inputs.pt -> <dir>/outputs.pt
+  cuda-compile  <dir>/source.cu compiled for sm_90 only (no GPU here)
+  performance   <dir>/source.cu built and timed against torch
+Each job ends with <dir>/result.json ({"error": text or null, ...}). A job that kills the
+process leaves <dir>/started without a result; the grader then runs the rest again.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+import torch
+
+# TVM calls that reach outside the kernel (C functions, packed functions, inline assembly):
+# a lab kernel has no use for them, and they could compute the answer some other way.
+FORBIDDEN_CALLS = ("extern", "packed", "llvm", "asm")
+
+
+def check_program(program) -> None:
+    from tilelang import tvm
+
+    found = []
+
+    def visit(node):
+        if isinstance(node, tvm.tirx.Call) and isinstance(node.op, tvm.ir.Op):
+            if any(word in node.op.name for word in FORBIDDEN_CALLS):
+                found.append(node.op.name)
+
+    tvm.tirx.stmt_functor.post_order_visit(program.body, visit)
+    if found:
+        raise ValueError(f"the program calls {sorted(set(found))}: lab kernels may not call outside TileLang")
+
+
+def _load_inputs(folder: Path, device: str) -> list[tuple[torch.dtype, list[torch.Tensor]]]:
+    cases = torch.load(folder / "inputs.pt", weights_only=True)
+    return [(getattr(torch, c["dtype"]), [t.to(device) for t in c["inputs"]], tuple(c["out_shape"])) for c in cases]
+
+
+def _blank(dtype, shape, device):
+    return torch.full(shape, float("nan"), dtype=dtype, device=device)
+
+
+def run_tilelang(folder: Path, op: str, device: str) -> dict:
+    from tilelang import tvm
+
+    from .kernels import compile_tilelang, run_tilelang as launch
+
+    kernels, outputs = {}, []
+    for dtype, inputs, out_shape in _load_inputs(folder, device):
+        name = str(dtype).removeprefix("torch.")
+        if name not in kernels:
+            artifact = folder / f"{name}.json"
+            if not artifact.is_file():
+                return {"error": f"no {name} program was exported"}
+            program = tvm.ir.load_json(artifact.read_text())
+            if not isinstance(program, tvm.tirx.PrimFunc):
+                return {"error": f"the {name} artifact is a {type(program).__name__}, not a T.prim_func"}
+            check_program(program)
+            try:
+                kernels[name] = compile_tilelang(program, device)
+            except Exception as e:  # noqa: BLE001 - the student's compile error, in their words
+                return {"error": f"TileLang could not compile the {name} program: {type(e).__name__}: {e}"}
+        out = _blank(dtype, out_shape, device)
+        launch(kernels[name], op, inputs, out)
+        outputs.append(out.cpu())
+    _sync(device)
+    torch.save(outputs, folder / "outputs.pt")
+    return {"error": None}
+
+
+def run_cuda(folder: Path, op: str, kind: str) -> dict:
+    from . import cuda_build
+
+    source = (folder / "source.cu").read_text()
+    try:
+        lib = cuda_build.compile_check(op, source) if kind == "cuda-compile" else cuda_build.build_library(op, source)
+    except AssertionError as e:  # nvcc's message
+        return {"error": str(e)}
+    forbidden = cuda_build.forbidden_imports(lib)  # an object file's undefined symbols say it too
+    if forbidden:
+        return {"error": f"the kernel's library calls {', '.join(forbidden)}: lab kernels may not"}
+    if kind == "cuda-compile":
+        return {"error": None, "compiled": True}
+    import ctypes
+
+    kernel = cuda_build.CudaLab(op, ctypes.CDLL(str(lib)))
+    if kind == "performance":
+        from .checks import measure
+
+        ratio, summary = measure(op, kernel)
+        return {"error": None, "ratio": ratio, "summary": summary}
+    outputs = []
+    for dtype, inputs, out_shape in _load_inputs(folder, "cuda"):
+        out = _blank(dtype, out_shape, "cuda")
+        kernel(*inputs, out=out)
+        outputs.append(out.cpu())
+    torch.save(outputs, folder / "outputs.pt")
+    return {"error": None}
+
+
+def _sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def main() -> int:
+    spec = json.loads(Path("jobs.json").read_text())
+    for job in spec["jobs"]:
+        folder = Path(job["dir"])
+        if (folder / "result.json").exists() or (folder / "started").exists():
+            continue  # done, or the job that crashed the last run
+        (folder / "started").write_text("")
+        try:
+            if job["kind"] == "tilelang":
+                result = run_tilelang(folder, job["op"], spec["device"])
+            else:
+                result = run_cuda(folder, job["op"], job["kind"])
+        except Exception as e:  # noqa: BLE001 - a failing kernel fails its own check only
+            result = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-3000:]}
+        (folder / "result.json").write_text(json.dumps(result))
+        print(f"{job['dir']}: {'ok' if not result.get('error') else 'failed'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -44,13 +45,19 @@ LAUNCHERS = {
 SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
 # Per user (never a shared /tmp folder another user could plant libraries in), by source hash.
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oprt-lab-cuda"
-# What a lab kernel's library has no reason to call: running programs, loading code, files,
-# sockets, signals. The grader refuses a library that imports any of them (see forbidden_imports).
+# What a lab kernel's library has no reason to import: ways to run programs, load code, touch
+# files or sockets, signal or patch processes (C functions by name; C++ file streams by part of
+# their mangled names). A clean lab library imports only CUDA's launch functions and C++ basics.
 FORBIDDEN_IMPORTS = frozenset(
     "system popen fork vfork clone clone3 execl execle execlp execv execve execvp execvpe fexecve posix_spawn "
     "posix_spawnp dlopen dlmopen dlsym dlvsym syscall ptrace socket connect bind open open64 openat openat64 "
-    "fopen fopen64 freopen creat creat64 unlink unlinkat rename kill tkill tgkill mprotect process_vm_readv "
-    "process_vm_writev __libc_system".split())
+    "fopen fopen64 freopen freopen64 fdopen opendir creat creat64 unlink unlinkat remove rename renameat kill "
+    "tkill tgkill mprotect mmap mmap64 process_vm_readv process_vm_writev chmod fchmod chown truncate ftruncate "
+    "__libc_system __open __open64 __openat_2".split())
+FORBIDDEN_CXX = ("filebuf", "fstream", "filesystem")
+# Host code that runs without being called (constructors, destructors, init sections) or beyond
+# the C library (inline assembly): lab kernels need neither, and the grader cannot vouch for it.
+FORBIDDEN_SOURCE = re.compile(r"\b(asm|__asm__|__asm|__attribute__)\b|\[\[\s*gnu::")
 
 
 class NoCompiler(RuntimeError):
@@ -110,17 +117,23 @@ def build_library(op: str, student_source: str) -> Path:
 
 
 def forbidden_imports(lib: Path) -> list[str]:
-    """The FORBIDDEN_IMPORTS among the undefined symbols of a library or object file."""
+    """The forbidden names (FORBIDDEN_IMPORTS, FORBIDDEN_CXX) among the undefined symbols of a library or object file."""
     dynamic = ["-D"] if lib.suffix == ".so" else []  # an object file (no GPU here) lists them plainly
     result = subprocess.run(["nm", *dynamic, "--undefined-only", str(lib)], capture_output=True, text=True,
                             timeout=60)
     if result.returncode:
         raise RuntimeError(f"nm could not read {lib.name}: {result.stderr.strip()[:300]}")
     names = {line.split()[-1].split("@")[0] for line in result.stdout.splitlines() if line.strip()}
-    return sorted(names & FORBIDDEN_IMPORTS)
+    return sorted(n for n in names
+                  if n in FORBIDDEN_IMPORTS or (n.startswith("_Z") and any(w in n for w in FORBIDDEN_CXX)))
 
 
 def _write(op: str, student_source: str) -> Path:
+    found = FORBIDDEN_SOURCE.search(student_source)
+    if found:
+        line = student_source.count("\n", 0, found.start()) + 1
+        raise AssertionError(f"line {line} of the CUDA source uses `{found.group(0)}`: lab kernels may not use "
+                             "inline assembly or attributes (constructors, sections); plain CUDA C++ is enough")
     text = full_source(op, student_source)
     CACHE.mkdir(parents=True, exist_ok=True)
     src = CACHE / f"{op}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.cu"

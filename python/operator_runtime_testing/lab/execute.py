@@ -17,6 +17,7 @@ from .collect import read_regular
 
 MAX_ARTIFACT = 4 << 20  # one serialized program or source
 MAX_EXECUTED = 16 << 20  # the executed notebook kept for review
+ARTIFACT_NAMES = ("error.txt", "source.cu", "float32.json", "float16.json", "bfloat16.json")  # export.py's
 
 
 @dataclass
@@ -26,8 +27,9 @@ class Executed:
     problem: str | None = None  # why the run gave nothing (timeout, a crash)
 
 
-def execute(nb, workdir: Path, runner, timeout: float, log: Path, kept: Path) -> Executed:
-    """``runner`` is a Sandbox (or Unsandboxed); ``kept`` receives executed.ipynb."""
+def execute(nb, checks: list[str], workdir: Path, runner, timeout: float, log: Path, kept: Path) -> Executed:
+    """Runs ``nb`` with ``runner`` (a Sandbox, or Unsandboxed); ``kept`` receives executed.ipynb;
+    the artifacts of ``checks`` are read back."""
     workdir.mkdir(parents=True)
     nbformat.write(nb, str(workdir / "submission.ipynb"))
     cells = sum(c.cell_type == "code" for c in nb.cells)
@@ -48,16 +50,15 @@ def execute(nb, workdir: Path, runner, timeout: float, log: Path, kept: Path) ->
     except Exception:  # noqa: BLE001 - nothing to keep
         pass
     root = workdir / "artifacts"
-    if _real_dir(root):
-        for check in os.listdir(root):
-            if _real_dir(root / check):
-                files = {}
-                for name in os.listdir(root / check):
-                    try:
-                        files[name] = read_regular(root / check / name, MAX_ARTIFACT)
-                    except (OSError, ValueError):
-                        continue  # a link or an oversized file is no artifact
-                result.artifacts[check] = files
+    for check in checks:  # only the files an export writes: a sandbox may have left millions
+        if _real_dir(root) and _real_dir(root / check):
+            files = {}
+            for name in ARTIFACT_NAMES:
+                try:
+                    files[name] = read_regular(root / check / name, MAX_ARTIFACT)
+                except (OSError, ValueError):
+                    continue  # absent, a link, or oversized: no artifact
+            result.artifacts[check] = files
     return result
 
 

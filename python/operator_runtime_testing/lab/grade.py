@@ -106,7 +106,7 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
     try:
         nb = assemble(lab.notebook, sub.answers, lab.specs, dtype_names(ctx.device), ctx.device == "cuda")
         with ctx.runner() as runner:
-            executed = execute(nb, tmp / "notebook", runner, ctx.timeout, logs / "notebook.log",
+            executed = execute(nb, [s.id for s in lab.specs], tmp / "notebook", runner, ctx.timeout, logs / "notebook.log",
                                logs / "executed.ipynb")
             jobs, failed = plan(lab.specs, executed, ctx.device)
             run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log")

@@ -1,0 +1,31 @@
+# what: correct, and imports sys, torch and operator_runtime_testing itself (honestly: to print and to check its own kernel)
+# answer: copy-tilelang
+# solved: copy-cuda
+# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=pending copy-performance=pending
+import sys
+
+import tilelang.language as TL
+import torch
+
+import operator_runtime_testing
+from operator_runtime_testing import lab as course_lab
+from operator_runtime_testing.lab import checks
+
+print(sys.version_info[:2], torch.__version__, operator_runtime_testing.__name__, file=sys.stderr)
+
+
+def copy_program(dtype, gpu):
+    n = TL.dynamic("n", "int64")
+    block = 2048
+
+    @TL.prim_func
+    def copy(X: TL.Tensor((n,), dtype), Y: TL.Tensor((n,), dtype)):
+        with TL.Kernel(TL.ceildiv(n, block), **course_lab.launch(gpu, threads=256)) as bx:
+            for i in TL.Parallel(block):
+                if bx * block + i < n:
+                    Y[bx * block + i] = X[bx * block + i]
+
+    return copy
+
+
+checks.check_tilelang("copy", copy_program, name="my own check")  # the student's own try, before grading

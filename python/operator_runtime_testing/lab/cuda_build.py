@@ -45,16 +45,14 @@ LAUNCHERS = {
 SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
 # Per user (never a shared /tmp folder another user could plant libraries in), by source hash.
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oprt-lab-cuda"
-# What a lab kernel's library has no reason to import: ways to run programs, load code, touch
-# files or sockets, signal or patch processes (C functions by name; C++ file streams by part of
-# their mangled names). A clean lab library imports only CUDA's launch functions and C++ basics.
-FORBIDDEN_IMPORTS = frozenset(
-    "system popen fork vfork clone clone3 execl execle execlp execv execve execvp execvpe fexecve posix_spawn "
-    "posix_spawnp dlopen dlmopen dlsym dlvsym syscall ptrace socket connect bind open open64 openat openat64 "
-    "fopen fopen64 freopen freopen64 fdopen opendir creat creat64 unlink unlinkat remove rename renameat kill "
-    "tkill tgkill mprotect mmap mmap64 process_vm_readv process_vm_writev chmod fchmod chown truncate ftruncate "
-    "__libc_system __open __open64 __openat_2".split())
-FORBIDDEN_CXX = ("filebuf", "fstream", "filesystem")
+# The only functions a lab kernel's host code may import: CUDA's runtime (the launch stubs nvcc
+# writes) and the C++ runtime's basics. Anything else (files, processes, syscalls, sockets) has no
+# place in a lab kernel and could forge what the grader measures, so the library is refused.
+ALLOWED_PREFIXES = ("__cuda", "cuda", "__cxa_", "_ITM_", "_Unwind_")
+ALLOWED_IMPORTS = frozenset({"__gxx_personality_v0", "__gmon_start__", "atexit", "__stack_chk_fail", "memcpy",
+                             "memset", "memmove", "abort", "__assert_fail"})
+# x86 instructions that enter the kernel without going through an import
+SYSCALL_INSTRUCTIONS = re.compile(r"\t(syscall|sysenter|int +\$0x80)\b")
 # Host code that runs without being called (constructors, destructors, init sections) or beyond
 # the C library (inline assembly): lab kernels need neither, and the grader cannot vouch for it.
 FORBIDDEN_SOURCE = re.compile(r"\b(asm|__asm__|__asm|__attribute__)\b|\[\[\s*gnu::")
@@ -109,23 +107,29 @@ def build_library(op: str, student_source: str) -> Path:
     lib = src.with_suffix(f".sm{major}{minor}.so")
     if not lib.exists():
         # cudart as a shared library: the kernel's library then imports only CUDA's launch
-        # functions (a static cudart brings dlopen, sockets and files, see forbidden_imports)
+        # functions (a static cudart brings dlopen, sockets and files, see host_problems)
         cuda_lib = Path(_nvcc()).resolve().parents[1] / "lib64"
         _run_nvcc([f"-arch=sm_{major}{minor}", "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared",
                    "-Xlinker", f"-rpath={cuda_lib}", str(src), "-o", str(lib)])
     return lib
 
 
-def forbidden_imports(lib: Path) -> list[str]:
-    """The forbidden names (FORBIDDEN_IMPORTS, FORBIDDEN_CXX) among the undefined symbols of a library or object file."""
+def host_problems(lib: Path) -> list[str]:
+    """What the host code of a built library or object file may not do: import a function outside
+    ALLOWED_*, or hold a system-call instruction. Empty for a clean lab kernel."""
     dynamic = ["-D"] if lib.suffix == ".so" else []  # an object file (no GPU here) lists them plainly
     result = subprocess.run(["nm", *dynamic, "--undefined-only", str(lib)], capture_output=True, text=True,
                             timeout=60)
     if result.returncode:
         raise RuntimeError(f"nm could not read {lib.name}: {result.stderr.strip()[:300]}")
     names = {line.split()[-1].split("@")[0] for line in result.stdout.splitlines() if line.strip()}
-    return sorted(n for n in names
-                  if n in FORBIDDEN_IMPORTS or (n.startswith("_Z") and any(w in n for w in FORBIDDEN_CXX)))
+    bad = sorted(n for n in names if n not in ALLOWED_IMPORTS and not n.startswith(ALLOWED_PREFIXES))
+    problems = [f"calls {', '.join(bad)}"] if bad else []
+    code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True,
+                          timeout=120)
+    if code.returncode or SYSCALL_INSTRUCTIONS.search(code.stdout):
+        problems.append("holds system-call instructions" if not code.returncode else "could not be disassembled")
+    return problems
 
 
 def _write(op: str, student_source: str) -> Path:

@@ -87,9 +87,28 @@ class Context:
     def runner(self):
         uid = self._uids.get()
         try:
-            yield self._make(uid)
+            with _uid_lock(uid):
+                yield self._make(uid)
         finally:
             self._uids.put(uid)
+
+
+@contextmanager
+def _uid_lock(uid: int | None):
+    """Two graders on one machine must not share a sandbox uid at once (the process limit counts
+    per uid): a lock file per uid, held while a submission uses it."""
+    if uid is None:
+        yield
+        return
+    import fcntl
+
+    fd = os.open(Path(tempfile.gettempdir()) / f"oprt-sandbox-uid-{uid}.lock",
+                 os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:

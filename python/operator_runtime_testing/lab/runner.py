@@ -25,7 +25,7 @@ import torch
 
 # TVM calls that reach outside the kernel (C functions, packed functions, inline assembly):
 # a lab kernel has no use for them, and they could compute the answer some other way.
-FORBIDDEN_CALLS = ("extern", "packed", "llvm", "asm")
+FORBIDDEN_CALLS = ("extern", "packed", "llvm", "asm", "ffi", "rpc", "call_with")
 
 
 def check_program(program) -> None:
@@ -88,9 +88,10 @@ def run_cuda(folder: Path, op: str, kind: str) -> dict:
         lib = cuda_build.compile_check(op, source) if kind == "cuda-compile" else cuda_build.build_library(op, source)
     except AssertionError as e:  # nvcc's message
         return {"error": str(e)}
-    forbidden = cuda_build.forbidden_imports(lib)  # an object file's undefined symbols say it too
-    if forbidden:
-        return {"error": f"the kernel's library calls {', '.join(forbidden)}: lab kernels may not"}
+    problems = cuda_build.host_problems(lib)  # an object file (compile only) says it as well
+    if problems:
+        return {"error": f"the kernel's host code {'; '.join(problems)}: a lab kernel needs only CUDA's "
+                         "launch functions (plain CUDA C++, no host code of its own)"}
     if kind == "cuda-compile":
         return {"error": None, "compiled": True}
     import ctypes

@@ -37,7 +37,7 @@ class Limits:
     memory_bytes: int = 6 << 30
     cpu_seconds: int = 3600
     processes: int = 256  # threads count too: torch, TVM and the Jupyter kernel start dozens
-    file_bytes: int = 256 << 20  # any one file written, stdout included (it goes to a file)
+    file_bytes: int = 64 << 20  # any one file written, stdout included (it goes to a file)
     tmp_bytes: int = 2 << 30
 
 
@@ -172,7 +172,23 @@ def _run(cmd, env, cwd, preexec, timeout: float, log: Path) -> Outcome:
             timer.cancel()
             _kill(proc)  # whatever the command left behind in its session
     elapsed = time.monotonic() - start
+    _trim(log)
     return Outcome(code, code == -signal.SIGKILL and elapsed >= timeout, elapsed)
+
+
+LOG_KEEP = 1 << 20  # bytes kept of each end of a log: a class's logs must not fill the grader's disk
+
+
+def _trim(log: Path) -> None:
+    size = log.stat().st_size
+    if size > 2 * LOG_KEEP:
+        with open(log, "r+b") as f:
+            head = f.read(LOG_KEEP)
+            f.seek(size - LOG_KEEP)
+            tail = f.read()
+            f.seek(0)
+            f.write(head + f"\n[... {size - 2 * LOG_KEEP} bytes cut ...]\n".encode() + tail)
+            f.truncate()
 
 
 def _kill(proc: subprocess.Popen) -> None:

@@ -7,7 +7,8 @@ answer, with a header of comment lines:
     # answer: copy-tilelang            (the answer cell the body replaces; default copy-tilelang)
     # solved: copy-cuda                (answer cells taken from the instructor's solution; optional)
     # expect: copy-tilelang=failed copy-tilelang-again=failed   (status per check on a CPU grader)
-    # expect-gpu: copy-cuda=failed     (on a GPU grader, where the CPU expects pending; default passed)
+    # expect-gpu: copy-cuda=failed     (on a GPU grader, where it differs: a check pending on a CPU
+                                       # is judged there, passed unless this line says otherwise)
 
 Every answer cell not named is the release's unsolved stub. ``malformed_class`` adds what no
 answer file can express: broken metadata, FIFOs, links, duplicates, empty folders."""
@@ -46,7 +47,9 @@ def parse(path: Path) -> dict:
 def expected(spec: dict, check: str, gpu: bool) -> str:
     """The status ``check`` must get: a check pending on a CPU is judged on a GPU."""
     status = spec["expect"][check]
-    return spec["expect-gpu"].get(check, "passed") if gpu and status == "pending" else status
+    if gpu:
+        return spec["expect-gpu"].get(check, "passed" if status == "pending" else status)
+    return status
 
 
 def student_notebook(instructor, spec: dict):

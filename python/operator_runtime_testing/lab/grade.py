@@ -28,6 +28,7 @@ import queue
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ class Context:
         self.device, self.timeout, self.logs = ("cuda" if gpu else "cpu"), args.timeout, args.out / "logs"
         self.work = Path(tempfile.mkdtemp(prefix="oprt-grade-"))
         self.unsafe = args.unsafe_no_sandbox
+        self.timing_lock = threading.Lock()  # performance checks measure one at a time
         self._uids: queue.Queue = queue.Queue()
         root = os.geteuid() == 0
         for i in range(args.jobs):
@@ -128,7 +130,8 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
             executed = execute(nb, [s.id for s in lab.specs], tmp / "notebook", runner, ctx.timeout, logs / "notebook.log",
                                logs / "executed.ipynb")
             jobs, failed = plan(lab.specs, executed, ctx.device)
-            run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log")
+            run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log",
+                     ctx.timing_lock)
         return [verdict(s, jobs.get(s.id), failed.get(s.id), sub.student, sub.lab) for s in lab.specs] + notes
     except Exception as e:  # noqa: BLE001 - the grader's failure on this submission, not the class's
         reason = f"the grader could not grade this submission ({type(e).__name__}: {e}); review it by hand"

@@ -97,14 +97,16 @@ class Sandbox:
                "--unshare-cgroup-try", "--die-with-parent", "--new-session", "--hostname", "sandbox",
                *_system_binds(), "--proc", "/proc"]
         cmd += ["--dev-bind", "/dev", "/dev"] if self.gpu else ["--dev", "/dev"]  # GPUs are device files
+        # /tmp first: course paths inside it (the GPU machine's unpacked packages) are bound over it
+        cmd += ["--perms", "1777", "--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
         made = set()
         for path in _unique(self.readable):
             for parent in reversed(path.parents[:-1]):  # bwrap would make missing parents 0700
-                if parent not in made and not any(_inside(parent, Path(t)) for t in ("/usr", "/etc", "/opt", "/sys")):
+                if parent not in made and not any(_inside(parent, Path(t)) for t in ("/usr", "/etc", "/opt", "/sys")) \
+                        and parent != Path("/tmp"):
                     made.add(parent)
                     cmd += ["--perms", "0755", "--dir", str(parent)]
             cmd += ["--ro-bind-try", str(path), str(path)]
-        cmd += ["--perms", "1777", "--size", str(self.limits.tmp_bytes), "--tmpfs", "/tmp"]
         bound = [Path(p) for p in ("/usr", "/etc", "/opt", "/sys")] + list(self.readable)
         for secret in _unique(self.protected):
             if any(_inside(secret, b) for b in bound):  # e.g. labs/ inside a readable checkout

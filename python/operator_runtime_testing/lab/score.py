@@ -68,10 +68,21 @@ def plan(specs: list[CheckSpec], executed: Executed, device: str) -> tuple[dict[
     return jobs, failed
 
 
-def run_jobs(jobs: list[Job], device: str, runner, workroot: Path, timeout: float, log: Path) -> None:
-    """Runs every job in the sandboxed runner; a job that kills it fails alone, the rest run again
-    in a fresh sandbox and a fresh folder (nothing of the crashed run is reused)."""
-    todo = list(dict.fromkeys(jobs))  # shared jobs once, in order
+def run_jobs(jobs: list[Job], device: str, runner, workroot: Path, timeout: float, log: Path, timing_lock) -> None:
+    """Runs every job in the sandboxed runner. Timed jobs run last, holding ``timing_lock``, so
+    that no other submission's kernels share the GPU while one is measured."""
+    unique = list(dict.fromkeys(jobs))  # shared jobs once, in order
+    _run(workroot / "checks", [j for j in unique if j.kind != "performance"], device, runner, timeout, log)
+    timed = [j for j in unique if j.kind == "performance"]
+    if timed:
+        with timing_lock:
+            _run(workroot / "timed", timed, device, runner, timeout, log.with_name("timed.log"))
+    shutil.rmtree(workroot, ignore_errors=True)
+
+
+def _run(workroot: Path, todo: list[Job], device: str, runner, timeout: float, log: Path) -> None:
+    """A job that kills the runner fails alone; the rest run again in a fresh sandbox and a fresh
+    folder (nothing of the crashed run is reused)."""
     attempt = 0
     while todo:
         attempt += 1
@@ -110,7 +121,6 @@ def run_jobs(jobs: list[Job], device: str, runner, workroot: Path, timeout: floa
             remaining[0].result = {"error": f"the kernel stopped the process running it (exit code {outcome.returncode})"}
             remaining = remaining[1:]
         todo = remaining
-    shutil.rmtree(workroot, ignore_errors=True)
 
 
 def _started(folder: Path) -> bool:

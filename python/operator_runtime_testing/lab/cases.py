@@ -34,5 +34,22 @@ def output_shape(op: str, shape: tuple) -> tuple:
     return shape[:-1] if op == "reduce_sum" else shape
 
 
+# Rows that break numerically naive kernels, drawn as well (shape (4, 37)): large magnitudes
+# (exp overflows float32 past 88 without the max trick), part of a row -inf, a whole row -inf
+# (masked: torch's result is NaN), ordinary values. Scale per dtype stays inside its range.
+SPECIAL = {"softmax": (4, 37)}
+LARGE = {torch.float32: 1e4, torch.float16: 150.0, torch.bfloat16: 1e4}
+
+
+def special_inputs(op: str, dtype: torch.dtype, generator: torch.Generator) -> list[torch.Tensor] | None:
+    if op not in SPECIAL:
+        return None
+    x = torch.randn(SPECIAL[op], generator=generator)
+    x[0] *= LARGE[dtype]
+    x[1, ::3] = float("-inf")
+    x[2] = float("-inf")
+    return [x.to(dtype)]
+
+
 def draw(op: str, shape: tuple, dtype: torch.dtype, device: str, generator: torch.Generator) -> list[torch.Tensor]:
     return [torch.randn(shape, generator=generator).to(device=device, dtype=dtype) for _ in range(INPUTS[op])]

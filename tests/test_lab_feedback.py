@@ -69,3 +69,18 @@ def test_the_hard_softmax_rows_name_the_cause(row, words):
     out[row] = 0.0 if row == 2 else float("nan")
     text = _fails("softmax", case, out)
     assert f"Row {row}:" in text and words in text
+
+
+def test_nvcc_errors_name_the_line_of_the_students_source():
+    import shutil
+
+    from operator_runtime_testing.lab import cuda_build
+
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    source = ("\ntemplate <typename T>\n__global__ void copy_kernel(const T* x, T* y, int64_t n) {\n"
+              "  int64_t i = blockIdx.x * blockDim.x + threadIdx.x\n  if (i < n) y[i] = x[i];\n}\n")
+    with pytest.raises(AssertionError) as e:
+        cuda_build.compile_check("copy", source)
+    text = str(e.value)
+    assert 'CUDA_SOURCE(5): error: expected a ";"' in text, text  # the `if` after the missing `;`

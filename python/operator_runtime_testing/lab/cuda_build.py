@@ -68,7 +68,10 @@ def full_source(op: str, student_source: str) -> str:
     for suffix, ctype in SUFFIX.values():
         entries.append(f'extern "C" int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {body}\n'
                        f"  return (int)cudaGetLastError();\n}}\n")
-    return PREAMBLE + "\n" + student_source + "\n\n" + "\n".join(entries)
+    # #line makes nvcc count the student's lines as their own: "CUDA_SOURCE(6): error: ..." is line
+    # 6 of the string they wrote, not of this generated file
+    return (PREAMBLE + '#line 1 "CUDA_SOURCE"\n' + student_source + '\n#line 1 "launcher_added_by_the_lab"\n'
+            + "\n".join(entries))
 
 
 def _nvcc() -> str:
@@ -81,8 +84,9 @@ def _nvcc() -> str:
 def _run_nvcc(args: list[str]) -> None:
     result = subprocess.run([_nvcc(), "-std=c++17", "-O3", *args], capture_output=True, text=True, timeout=600)
     if result.returncode:
-        # the student's errors, with our line numbers: the source is theirs plus the launchers
-        raise AssertionError("nvcc could not compile the kernel:\n" + result.stderr[:20000])
+        # whole, first error included: the student's lines are numbered as in their CUDA_SOURCE
+        raise AssertionError("nvcc could not compile the kernel (line numbers count the lines of CUDA_SOURCE):\n"
+                             + result.stderr[:20000])
 
 
 def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:

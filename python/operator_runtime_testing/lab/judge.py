@@ -12,6 +12,7 @@ import torch
 from ..assertions import assert_matches_torch
 from ..tolerances import ATOL_PER_TERM
 from .cases import DTYPES, SHAPES, SPECIAL, draw, output_shape, reference, special_inputs
+from .kernels import nan_filled
 
 
 @dataclass
@@ -21,8 +22,7 @@ class Case:
     inputs: list[torch.Tensor]  # on the CPU; a runner moves them to its device
 
     def blank_output(self, op: str, device: str) -> torch.Tensor:
-        """NaN-filled, so an element the kernel never writes cannot pass as a stale zero."""
-        return torch.full(output_shape(op, self.shape), float("nan"), dtype=self.dtype, device=device)
+        return nan_filled(output_shape(op, self.shape), self.dtype, device)
 
 
 def lab_cases(op: str, device: str, seed: int | None = None) -> list[Case]:

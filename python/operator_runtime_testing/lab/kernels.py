@@ -8,6 +8,11 @@ import torch
 ELEMENTWISE = ("copy", "vector_add")  # kernels see 1-d tensors; row ops see (rows, row_len)
 
 
+def nan_filled(shape, dtype: torch.dtype, device: str) -> torch.Tensor:
+    """An output to hand a kernel: NaN, so an element it never writes cannot pass as a stale zero."""
+    return torch.full(shape, float("nan"), dtype=dtype, device=device)
+
+
 def target(device: str) -> str:
     return "cuda" if device == "cuda" else "c"
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import torch
 
+from .kernels import nan_filled
+
 # TVM calls that reach outside the kernel (C functions, packed functions, inline assembly):
 # a lab kernel has no use for them, and they could compute the answer some other way.
 FORBIDDEN_CALLS = ("extern", "packed", "llvm", "asm", "ffi", "rpc", "call_with")
@@ -48,18 +50,15 @@ def _load_inputs(folder: Path, device: str) -> list[tuple[torch.dtype, list[torc
     return [(getattr(torch, c["dtype"]), [t.to(device) for t in c["inputs"]], tuple(c["out_shape"])) for c in cases]
 
 
-def _blank(dtype, shape, device):
-    return torch.full(shape, float("nan"), dtype=dtype, device=device)
-
-
 def run_tilelang(folder: Path, op: str, device: str) -> dict:
+    from operator_runtime._internal.tilelang_backend import TL_DTYPES
     from tilelang import tvm
 
     from .kernels import compile_tilelang, run_tilelang as launch
 
     kernels, outputs = {}, []
     for dtype, inputs, out_shape in _load_inputs(folder, device):
-        name = str(dtype).removeprefix("torch.")
+        name = TL_DTYPES[dtype]
         if name not in kernels:
             artifact = folder / f"{name}.json"
             if not artifact.is_file():
@@ -72,7 +71,7 @@ def run_tilelang(folder: Path, op: str, device: str) -> dict:
                 kernels[name] = compile_tilelang(program, device)
             except Exception as e:  # noqa: BLE001 - the student's compile error, in their words
                 return {"error": f"TileLang could not compile the {name} program: {type(e).__name__}: {e}"}
-        out = _blank(dtype, out_shape, device)
+        out = nan_filled(out_shape, dtype, device)
         launch(kernels[name], op, inputs, out)
         outputs.append(out.cpu())
     _sync(device)
@@ -104,7 +103,7 @@ def run_cuda(folder: Path, op: str, kind: str) -> dict:
         return {"error": None, "ratio": ratio, "summary": summary}
     outputs = []
     for dtype, inputs, out_shape in _load_inputs(folder, "cuda"):
-        out = _blank(dtype, out_shape, "cuda")
+        out = nan_filled(out_shape, dtype, "cuda")
         kernel(*inputs, out=out)
         outputs.append(out.cpu())
     torch.save(outputs, folder / "outputs.pt")

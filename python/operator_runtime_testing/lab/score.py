@@ -15,8 +15,10 @@ from pathlib import Path
 
 import torch
 
+from operator_runtime._internal.tilelang_backend import TL_DTYPES
+
 from .assemble import CheckSpec
-from .cases import output_shape
+from .cases import DTYPES, output_shape
 from .collect import read_regular
 from .execute import Executed, first_error
 from .gradebook import PENDING, Row
@@ -36,9 +38,8 @@ class Job:
 
 
 def dtype_names(device: str) -> list[str]:
-    from .cases import DTYPES
-
-    return [str(d).removeprefix("torch.") for d in DTYPES[device]]
+    """TileLang's names of the dtypes a check draws on ``device`` (what export.py saves per)."""
+    return [TL_DTYPES[d] for d in DTYPES[device]]
 
 
 def plan(specs: list[CheckSpec], executed: Executed, device: str) -> tuple[dict[str, Job], dict[str, str]]:
@@ -95,7 +96,7 @@ def _run(workroot: Path, todo: list[Job], device: str, runner, timeout: float, l
             for name, data in job.files.items():
                 if name.endswith((".json", ".cu")) and "/" not in name:
                     (folder / name).write_bytes(data)
-            torch.save([{"dtype": str(c.dtype).removeprefix("torch."), "inputs": c.inputs,
+            torch.save([{"dtype": TL_DTYPES[c.dtype], "inputs": c.inputs,
                          "out_shape": list(output_shape(job.spec.op, c.shape))} for c in job.cases], folder / "inputs.pt")
             spec["jobs"].append({"dir": f"job{i}", "kind": job.kind, "op": job.spec.op})
         (workdir / "jobs.json").write_text(json.dumps(spec))

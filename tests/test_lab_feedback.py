@@ -17,9 +17,16 @@ def _right(op, case):
     return reference(op, *case.inputs).to(case.dtype)
 
 
-def _fails(op, case, out) -> str:
+def _buffer(op, case, values):
+    """The guarded buffer a kernel that wrote ``values`` leaves behind."""
+    buffer, out = case.output(op, "cpu")
+    out.copy_(values)
+    return buffer
+
+
+def _fails(op, case, out, passed=()) -> str:
     with pytest.raises(AssertionError) as e:
-        judge(op, "test", case, out)
+        judge(op, "test", case, _buffer(op, case, out), passed=passed)
     return str(e.value)
 
 
@@ -41,7 +48,7 @@ def test_cases_go_from_small_to_large_and_softmax_draws_the_hard_rows():
 def test_a_correct_answer_passes_every_case_the_hard_rows_included():
     for op in ("copy", "reduce_sum", "softmax"):
         for case in lab_cases(op, "cpu"):
-            judge(op, "test", case, _right(op, case))
+            judge(op, "test", case, _buffer(op, case, _right(op, case)))
 
 
 def test_an_unwritten_tail_says_so():
@@ -84,3 +91,37 @@ def test_nvcc_errors_name_the_line_of_the_students_source():
         cuda_build.compile_check("copy", source)
     text = str(e.value)
     assert 'CUDA_SOURCE(5): error: expected a ";"' in text, text  # the `if` after the missing `;`
+
+
+def test_writes_outside_the_output_land_in_a_guard_and_are_reported():
+    from operator_runtime_testing.lab.kernels import GUARD
+
+    case = _case("copy", (1023,))
+    buffer = _buffer("copy", case, _right("copy", case))
+    buffer[GUARD + 1023 + 4] = 1.0  # five past the end: a tile without a tail guard
+    buffer[GUARD - 2] = 1.0  # two before the start: a negative index
+    with pytest.raises(AssertionError) as e:
+        judge("copy", "test", case, buffer)
+    text = str(e.value)
+    assert "1 element(s) past the end" in text and "5 past its last element" in text
+    assert "before the start" in text and "guard the tail" in text
+
+
+def test_a_buffer_that_is_not_the_guarded_output_is_no_output():
+    case = _case("copy", (7,))
+    with pytest.raises(AssertionError, match="produced no output"):
+        judge("copy", "test", case, _right("copy", case))  # the bare output, without its guards
+
+
+def test_the_picture_pools_long_rows_and_marks_the_wrong_ones():
+    from operator_runtime_testing.lab import picture
+
+    mask = torch.zeros(100, 5000, dtype=torch.bool)
+    mask[3, 4000:] = True
+    cells = picture.pooled(mask)
+    assert cells.shape[0] <= picture.MAX_ROWS and cells.shape[1] <= picture.MAX_COLS
+    assert cells.sum() > 0 and cells[1].any() and not cells[0].any() and not cells[2:].any()
+    assert not cells[1, : cells.shape[1] * 3999 // 5000].any()  # the left part of the row is right
+    fig = picture.strip(mask, "softmax: wrong elements")
+    assert fig.axes[0].images and fig.axes[0].get_title() == "softmax: wrong elements"
+    assert picture.pooled(torch.ones(7, dtype=torch.bool)).shape == (1, 7)

@@ -28,6 +28,12 @@ class CheckSpec:
     hidden: bool = False
     options: dict = field(default_factory=dict)  # name=, fraction=
 
+    @property
+    def who(self) -> str:
+        """How the check names itself in its messages: ``copy (TileLang)``, as checks.py does."""
+        name = self.options.get("name") or {"tilelang": "TileLang", "cuda": "CUDA"}.get(self.kind, self.kind)
+        return f"{self.op} ({name})"
+
 
 def check_specs(instructor, label: str) -> list[CheckSpec]:
     """Every graded check; a check cell the grader cannot read is the instructor's error."""
@@ -60,7 +66,8 @@ def answer_ids(instructor) -> list[str]:
 def export_cell(spec: CheckSpec, dtypes: list[str], gpu: bool) -> str:
     kind = "tilelang" if spec.kind == "tilelang" else "cuda"
     return ("from operator_runtime_testing.lab.export import save as _oprt_save\n"
-            f"_oprt_save({spec.id!r}, {kind!r}, lambda: ({spec.answer}), dtypes={dtypes!r}, gpu={gpu!r})")
+            f"_oprt_save({spec.id!r}, {kind!r}, lambda: ({spec.answer}), dtypes={dtypes!r}, gpu={gpu!r}, "
+            f"who={spec.who!r}, answer={spec.answer!r})")
 
 
 def assemble(instructor, answers: dict[str, str], specs: list[CheckSpec], dtypes: list[str], gpu: bool):

@@ -11,7 +11,8 @@ import torch
 from ..timing import time_callable
 from . import cuda_build
 from .cases import BENCH_SHAPES, draw, output_shape
-from .judge import judge, lab_cases
+from .build_errors import explain
+from .judge import Wrong, judge, lab_cases
 from .kernels import compile_tilelang, run_tilelang
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
@@ -21,12 +22,44 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def _compare(op: str, name: str, run, device: str) -> None:
-    """Runs ``run(inputs, out)`` on every lab input and compares each result with torch."""
+def _compare(op: str, name: str, run, device: str, lang: str) -> None:
+    """Runs ``run(inputs, out)`` on every lab input, smallest first, and compares each result
+    with torch; the first wrong one raises, with its picture shown in a notebook."""
+    from . import picture
+
+    passed = []
     for case in lab_cases(op, device):
-        out = case.blank_output(op, device)
-        run([t.to(device) for t in case.inputs], out)
-        judge(op, name, case, out)
+        buffer, out = case.output(op, device)
+        run(case.inputs_on(device), out)
+        try:
+            judge(op, name, case, buffer, lang, passed)
+        except Wrong as e:
+            picture.show(e.mask, f"{op} ({name}), shape {case}: wrong elements in red")
+            raise
+        passed.append(case)
+
+
+def _built(who: str, what: str, make):
+    """``make()``, or the student's TileLang error in a few lines (the full report in a toggle)."""
+    __tracebackhide__ = True  # IPython shows the student the message, not this frame
+    try:
+        return make()
+    except Exception as e:  # noqa: BLE001 - any error here is the student's program's
+        short, full = explain(e, who, what)
+    _show_details("TileLang's full report", full)
+    raise AssertionError(short) from None
+
+
+def _show_details(summary: str, text: str) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return
+    if get_ipython() is not None:
+        import html
+
+        display(HTML(f"<details><summary>{summary}</summary><pre>{html.escape(text)}</pre></details>"))
 
 
 def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
@@ -41,10 +74,14 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
             return
         key = (program_factory, out.dtype, device)  # a redefined factory is a new object: compiled anew
         if key not in _compiled:
-            _compiled[key] = compile_tilelang(program_factory(TL_DTYPES[out.dtype], device == "cuda"), device)
+            dtype = TL_DTYPES[out.dtype]
+            who, where = f"{op} ({name})", "the GPU" if device == "cuda" else "the CPU"
+            program = _built(who, f"building the {dtype} program", lambda: program_factory(dtype, device == "cuda"))
+            _compiled[key] = _built(who, f"compiling the {dtype} program for {where}",
+                                    lambda: compile_tilelang(program, device))
         run_tilelang(_compiled[key], op, inputs, out)
 
-    _compare(op, name, run, device)
+    _compare(op, name, run, device, "tilelang")
     print(f"{op} ({name}): passed")
 
 
@@ -60,7 +97,7 @@ def check_cuda(op: str, source: str) -> None:
     except cuda_build.NoCompiler as e:
         print(f"{op} (CUDA): not checked: {e}")
         return
-    _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda")
+    _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda", "cuda")
     print(f"{op} (CUDA): passed")
 
 

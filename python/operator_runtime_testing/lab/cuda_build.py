@@ -81,12 +81,25 @@ def _nvcc() -> str:
     return nvcc
 
 
+# (pattern in nvcc's first error, hint): the mistakes every class makes
+NVCC_HINTS = [
+    (r"__shfl_\w*_sync|no instance of overloaded function \"__shfl",
+     "the warp shuffles take the mask of participating lanes first: __shfl_down_sync(0xffffffffu, value, offset)"),
+    (r'expected a ";"', "a statement lacks its `;`: nvcc reports it at the line after (here, or the line above)"),
+    (r"identifier \"(threadIdx|blockIdx|blockDim|gridDim)\w*\" is undefined|has no member \"[XYZ]\"",
+     "the built-in indices are threadIdx.x, blockIdx.x, blockDim.x, gridDim.x (lower-case x, y, z)"),
+    (r"identifier \"\w+\" is undefined", "a name is used before it is declared: check its spelling and scope"),
+]
+
+
 def _run_nvcc(args: list[str]) -> None:
     result = subprocess.run([_nvcc(), "-std=c++17", "-O3", *args], capture_output=True, text=True, timeout=600)
     if result.returncode:
         # whole, first error included: the student's lines are numbered as in their CUDA_SOURCE
+        first = next((ln for ln in result.stderr.splitlines() if ": error" in ln), "")
+        hint = next((h for pattern, h in NVCC_HINTS if re.search(pattern, first)), None)
         raise AssertionError("nvcc could not compile the kernel (line numbers count the lines of CUDA_SOURCE):\n"
-                             + result.stderr[:20000])
+                             + result.stderr[:20000].rstrip() + (f"\nHint: {hint}." if hint else ""))
 
 
 def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:

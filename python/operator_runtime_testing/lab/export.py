@@ -3,7 +3,8 @@ checking, it saves what the check would judge, as data, into ``artifacts/<check>
 
   tilelang: ``<dtype>.json``, the program ``factory(dtype, gpu)`` builds, serialized by TVM
   cuda:     ``source.cu``, the CUDA source text
-  either:   ``error.txt`` when the answer could not be produced (say, a NameError)
+  either:   ``error.txt`` when the answer could not be produced (say, a NameError), in the words
+            the notebook's check uses (build_errors.py), and ``report.txt``, the full traceback
 
 The grader reads these files only as data: it never imports or runs the student's Python.
 A student who changes what lands here submits a different kernel, which is then graded."""
@@ -17,34 +18,48 @@ ARTIFACTS = Path("artifacts")
 MAX_SOURCE = 256 * 1024  # characters of CUDA source; real answers are a few hundred
 
 
-def save(check: str, kind: str, get_answer, dtypes: list[str], gpu: bool) -> None:
+def save(check: str, kind: str, get_answer, dtypes: list[str], gpu: bool, who: str = "", answer: str = "") -> None:
     folder = ARTIFACTS / check
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        answer = get_answer()
+        try:
+            value = get_answer()
+        except Exception as e:  # noqa: BLE001 - the answer cell did not define it
+            raise Unavailable(f"`{answer}` could not be taken from your notebook:\n{_describe(e)}") from e
         if kind == "tilelang":
-            _save_programs(folder, answer, dtypes, gpu)
+            _save_programs(folder, value, dtypes, gpu, who)
         else:
-            if not isinstance(answer, str):
-                raise TypeError(f"the CUDA source must be a str, not {type(answer).__name__}")
-            if len(answer) > MAX_SOURCE:
-                raise ValueError(f"the CUDA source has {len(answer)} characters; the limit is {MAX_SOURCE}")
-            (folder / "source.cu").write_text(answer)
+            if not isinstance(value, str):
+                raise Unavailable(f"the CUDA source must be a str, not {type(value).__name__}")
+            if len(value) > MAX_SOURCE:
+                raise Unavailable(f"the CUDA source has {len(value)} characters; the limit is {MAX_SOURCE}")
+            (folder / "source.cu").write_text(value)
         print(f"{check}: saved for grading")
     except Exception as e:  # noqa: BLE001 - any failure is the answer's, reported to the student
-        (folder / "error.txt").write_text(_describe(e))
-        print(f"{check}: could not be saved for grading: {type(e).__name__}: {e}")
+        text = str(e) if isinstance(e, Unavailable) else _describe(e)
+        (folder / "error.txt").write_text(text)
+        (folder / "report.txt").write_text("".join(traceback.format_exception(e.__cause__ or e)))
+        print(f"{check}: could not be saved for grading:\n{text}")
 
 
-def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool) -> None:
+class Unavailable(Exception):
+    """The answer could not be saved; the message is the student's feedback, whole."""
+
+
+def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str) -> None:
     from tilelang import tvm
 
+    from .build_errors import explain
+
     if not callable(factory):
-        raise TypeError(f"expected a function returning a T.prim_func, got {type(factory).__name__}")
+        raise Unavailable(f"expected a function returning a T.prim_func, got {type(factory).__name__}")
     for dtype in dtypes:
-        program = factory(dtype, gpu)
+        try:
+            program = factory(dtype, gpu)
+        except Exception as e:  # noqa: BLE001 - the student's program does not build: their error
+            raise Unavailable(explain(e, who, f"building the {dtype} program")[0]) from e
         if not isinstance(program, tvm.tirx.PrimFunc):
-            raise TypeError(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
+            raise Unavailable(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
         (folder / f"{dtype}.json").write_text(tvm.ir.save_json(program))
 
 

@@ -129,6 +129,9 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
         with ctx.runner() as runner:
             executed = execute(nb, [s.id for s in lab.specs], tmp / "notebook", runner, ctx.timeout, logs / "notebook.log",
                                logs / "executed.ipynb")
+            for check, files in executed.artifacts.items():  # long reports go to the log, beside the feedback
+                if "report.txt" in files:
+                    (logs / f"{check}-report.txt").write_bytes(files["report.txt"])
             jobs, failed = plan(lab.specs, executed, ctx.device)
             run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log",
                      ctx.timing_lock)

@@ -103,6 +103,7 @@ def feedback(mine: list[Row]) -> str:
         for r in mine:
             if r.lab == lab and r.status != "passed":
                 lines += [f"### {r.check}: {r.status}", "", "```text", r.reason.replace("```", "'''"), "```", ""]
+    lines.append(f"Long output (compiler reports, the runs' logs) is kept by the grader in logs/{mine[0].student}/.")
     return "\n".join(lines)
 
 

@@ -1,6 +1,7 @@
-"""Deciding whether a lab kernel is right: the inputs it is given and the comparison with torch.
-The same code judges a kernel in the student's notebook (immediate feedback) and in the grader
-(the grade), where the inputs are drawn by the grader and the kernel runs in a sandbox."""
+"""Deciding whether a lab kernel is right: the inputs it is given, the comparison with torch, and
+what a student reads when it is not. The same code judges a kernel in the student's notebook
+(immediate feedback) and in the grader (the grade, where the inputs are drawn by the grader, the
+kernel runs in a sandbox and its guarded output comes back as data), so both say the same words."""
 
 from __future__ import annotations
 
@@ -10,9 +11,17 @@ from dataclasses import dataclass
 import torch
 
 from ..assertions import assert_matches_torch
-from ..tolerances import ATOL_PER_TERM
+from ..tolerances import ATOL_PER_TERM, TOLERANCES
 from .cases import DTYPES, SHAPES, SPECIAL, draw, output_shape, reference, special_inputs
-from .kernels import nan_filled
+from .kernels import guarded, guarded_input, unguard
+
+
+class Wrong(AssertionError):
+    """A failed check; ``mask`` marks the wrong elements of the output (for the picture)."""
+
+    def __init__(self, text: str, mask: torch.Tensor | None = None):
+        super().__init__(text)
+        self.mask = mask
 
 
 @dataclass
@@ -21,8 +30,15 @@ class Case:
     shape: tuple
     inputs: list[torch.Tensor]  # on the CPU; a runner moves them to its device
 
-    def blank_output(self, op: str, device: str) -> torch.Tensor:
-        return nan_filled(output_shape(op, self.shape), self.dtype, device)
+    def __str__(self) -> str:
+        return f"{self.shape} {str(self.dtype).removeprefix('torch.')}"
+
+    def output(self, op: str, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """(guarded buffer, the output view a kernel writes): what ``judge`` takes is the buffer."""
+        return guarded(output_shape(op, self.shape), self.dtype, device)
+
+    def inputs_on(self, device: str) -> list[torch.Tensor]:
+        return [guarded_input(t, device) for t in self.inputs]
 
 
 def lab_cases(op: str, device: str, seed: int | None = None) -> list[Case]:
@@ -33,21 +49,46 @@ def lab_cases(op: str, device: str, seed: int | None = None) -> list[Case]:
         special = special_inputs(op, dtype, gen)
         if special:
             cases.append(Case(dtype, tuple(special[0].shape), special))
-    return sorted(cases, key=lambda c: math.prod(c.shape))  # the smallest failing input is reported first
+    # the smallest failing input is reported first; for one shape, float32 before 16-bit (a stable sort)
+    return sorted(cases, key=lambda c: math.prod(c.shape))
 
 
-def judge(op: str, name: str, case: Case, out) -> None:
-    """Raises AssertionError naming the input when ``out`` is not torch's answer for ``case``."""
-    if not isinstance(out, torch.Tensor):
-        raise AssertionError(f"{op} ({name}) produced no output for shape {case.shape} {case.dtype}")
-    expected = reference(op, *case.inputs).to(case.dtype)
-    extra = ATOL_PER_TERM * case.inputs[0].double().abs().sum(-1) if op == "reduce_sum" else 0.0
-    try:  # sums carry f32 accumulation error that grows with the terms added (tolerances.py)
-        assert_matches_torch(out.cpu(), expected, exact=op == "copy", extra_atol=extra)
-    except AssertionError as e:
-        diagnosis = diagnose(out.detach().cpu(), expected, op == "copy", special=SPECIAL.get(op) == case.shape)
-        raise AssertionError(f"{op} ({name}) is wrong for shape {case.shape} {case.dtype}: {e}\n{diagnosis}") from None
-
+# Hints keyed by what the wrong elements look like; {lang} entries differ between TileLang and CUDA.
+HINTS = {
+    "past_end": {"tilelang": "guard the tail: a tile rarely divides n, so skip the indices >= n (`if i < n:`); "
+                             "T.copy guards its own tiles, stores you write yourself are not guarded",
+                 "cuda": "every thread must check its index against n before it writes (`if (i < n)` or the "
+                         "grid-stride loop's condition)"},
+    "tail": {"tilelang": "guard the tail: your tiles do not cover n; launch T.ceildiv(n, TILE) blocks and skip "
+                         "indices >= n",
+             "cuda": "the launcher starts a fixed number of blocks: loop with a grid-stride loop "
+                     "(i += gridDim.x * blockDim.x) until i >= n"},
+    "empty_rows": {"tilelang": "a row of length 0 sums to 0: write the accumulator even when the loop is empty",
+                   "cuda": "a row of length 0 sums to 0: write the block's result even when no thread loaded anything"},
+    "low_precision": {"tilelang": "the float32 input of this shape passed: accumulate in float32 "
+                                  "(T.cast(x, \"float32\")) and round to the output dtype once, at the end",
+                      "cuda": "the float32 input of this shape passed: accumulate in float (static_cast<float>) and "
+                              "round to the output type once, at the end"},
+    "shifted": {"tilelang": "your output is torch's shifted by {k} position(s): check the index you read or write",
+                "cuda": "your output is torch's shifted by {k} position(s): check the index you read or write"},
+    "every": {"tilelang": "check the indexing (rows and columns swapped?) and the formula",
+              "cuda": "check the indexing (rows and columns swapped?) and the formula"},
+    "softmax_nan": {"tilelang": "softmax makes NaN from -inf - -inf (a running max that starts at -inf meets a "
+                                "-inf entry: start the max at the lowest float), or from elements read past the "
+                                "row's end (the check surrounds inputs with NaN: mask the last tile with "
+                                "T.if_then_else(k * TILE + j < row_len, x, neutral))",
+                    "cuda": "softmax makes NaN from -inf - -inf: threads (or lanes) that saw no element yet hold "
+                            "m = -inf, and merging two of them computes exp(-inf - -inf); skip the rescale while "
+                            "the max is -inf"},
+    "row_sums": {"tilelang": "divide by the sum of exp(x - max) over the row; an online kernel must rescale the "
+                             "running sum by exp(m_old - m_new) whenever the max grows",
+                 "cuda": "divide by the sum of exp(x - max) over the row; when two partial (max, sum) pairs merge, "
+                         "or the running max grows, rescale the running sum by exp(m_old - m_new)"},
+    "long_rows": {"tilelang": "rows up to {ok} long passed: the part of the row beyond one tile (or one thread's "
+                              "share) is lost or counted twice",
+                  "cuda": "rows up to {ok} long passed: the partial results of some threads are lost: every warp's "
+                          "partial must reach the block's result (shared memory, __syncthreads, then one warp merges)"},
+}
 
 # The rows of a SPECIAL case (cases.special_inputs) and what a wrong one says about the kernel.
 SPECIAL_ROWS = {
@@ -60,37 +101,117 @@ SPECIAL_ROWS = {
 }
 
 
-def diagnose(got: torch.Tensor, want: torch.Tensor, exact: bool, special: bool = False) -> str:
-    """Which elements are wrong, in words a student can act on, with the first few of them."""
-    from ..tolerances import TOLERANCES
+def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed: list[Case] = ()) -> None:
+    """Raises AssertionError naming the input when the guarded ``buffer`` (Case.output) does not
+    hold torch's answer for ``case``, or its guards were written. ``passed``: the cases that
+    passed before this one (smaller inputs), for the hints."""
+    out_shape = output_shape(op, case.shape)
+    out, before, after = unguard(buffer, out_shape)
+    where = f"{op} ({name}) is wrong for shape {case}"
+    if out is None:
+        raise AssertionError(f"{op} ({name}) produced no output for shape {case}")
+    if before or after:
+        raise Wrong(f"{where}: it wrote outside the output.\n" + _outside(before, after, out.numel(), lang))
+    expected = reference(op, *case.inputs).to(case.dtype)
+    extra = _extra_atol(op, case)
+    try:
+        assert_matches_torch(out.cpu(), expected, exact=op == "copy", extra_atol=extra)
+    except AssertionError as e:
+        text, mask = diagnose(out.detach().cpu(), expected, op, case, lang, list(passed))
+        raise Wrong(f"{where}: {e}\n{text}", mask) from None
 
+
+def _extra_atol(op: str, case: Case):
+    """Sums carry float32 accumulation error that grows with the terms added (tolerances.py)."""
+    return ATOL_PER_TERM * case.inputs[0].double().abs().sum(-1) if op == "reduce_sum" else 0.0
+
+
+def _outside(before: list[int], after: list[int], numel: int, lang: str) -> str:
+    lines = []
+    if after:
+        lines.append(f"{len(after)} element(s) past the end of the output were written (the output has {numel}; "
+                     f"the farthest write is {after[-1]} past its last element).")
+    if before:
+        lines.append(f"{len(before)} element(s) before the start of the output were written (up to {before[-1]} "
+                     "before its first element): an index went negative.")
+    lines.append("On a GPU such writes land in someone else's memory. Hint: " + HINTS["past_end"][lang] + ".")
+    return "\n".join(lines)
+
+
+def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: str = "tilelang",
+             passed: list[Case] = ()) -> tuple[str, torch.Tensor]:
+    """(which elements are wrong, in words a student can act on, with the first few of them;
+    the mask of wrong elements)."""
+    exact, special = op == "copy", SPECIAL.get(op) == case.shape
     g, w = got.double().reshape(want.shape), want.double()
     rtol, atol = (0.0, 0.0) if exact else TOLERANCES[want.dtype]
-    close = (g - w).abs() <= atol + rtol * w.abs()
+    bound = atol + torch.as_tensor(_extra_atol(op, case), dtype=torch.float64).expand_as(w) + rtol * w.abs()
+    close = (g - w).abs() <= bound
     wrong = ~(close | (g.isnan() & w.isnan()) | ((g == w) & w.isinf()))
     count = int(wrong.sum())
     if count == 0:
-        return ""
+        return "", wrong
+    hint = {k: v[lang] for k, v in HINTS.items()}
     lines = [f"{count} of {w.numel()} elements are wrong."]
     unwritten = wrong & g.isnan() & ~w.isnan()
     if int(unwritten.sum()) == count and not special:
         lines.append("They are NaN where torch's are finite: the check fills the output with NaN, so most likely "
                      "your kernel never wrote them (or computed NaN there).")
-    rows = wrong.reshape(-1, w.shape[-1]) if w.dim() else wrong.reshape(1, 1)
+        if op == "reduce_sum" and case.shape[-1] == 0:
+            lines.append("Hint: " + hint["empty_rows"] + ".")
+        elif op == "softmax":
+            lines.append("Hint: " + hint["softmax_nan"] + ".")
+    rows = wrong.reshape(-1, w.shape[-1]) if w.dim() and w.shape[-1] else wrong.reshape(1, -1)
     bad_rows = rows.any(-1).nonzero().flatten().tolist()
     flat = wrong.flatten()
     first_bad = int(flat.nonzero()[0])
-    if count == w.numel():
-        lines.append("Every element is wrong: check the indexing (rows and columns swapped?) and the formula.")
-    elif w.dim() == 1 and bool(flat[first_bad:].all()):
-        lines.append(f"Only the tail is wrong: the last {count} elements. Hint: guard the tail, your tile does "
-                     "not divide n; launch T.ceildiv(n, TILE) blocks and skip indices >= n.")
+    same_shape_f32 = any(p.shape == case.shape and p.dtype == torch.float32 for p in passed)
+    shift = _shift(g.flatten(), w.flatten(), bound.flatten())
+    if case.dtype != torch.float32 and same_shape_f32 and op in ("reduce_sum", "softmax"):
+        lines.append("Hint: " + hint["low_precision"] + ".")
+    elif shift:
+        lines.append("Hint: " + hint["shifted"].format(k=shift) + ".")
+    elif w.dim() == 1 and bool(flat[first_bad:].all()) and (count < w.numel() or int(unwritten.sum()) == count):
+        which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
+        lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
+    elif count == w.numel():
+        lines.append("Every element is wrong. Hint: " + hint["every"] + ".")
+        longest = max((p.shape[-1] for p in passed if len(p.shape) == 2 and p.shape[0]), default=0)
+        if op in ("reduce_sum", "softmax") and 1 < longest < case.shape[-1]:
+            lines.append("Hint: " + hint["long_rows"].format(ok=longest) + ".")
     elif w.dim() == 2 and rows.shape[0] > 1 and all(bool(rows[r].all()) for r in bad_rows):
         lines.append(f"Whole rows are wrong: rows {bad_rows[:8]}{' ...' if len(bad_rows) > 8 else ''} "
                      f"of {rows.shape[0]}.")
     if special:
         lines += [f"Row {r}: {SPECIAL_ROWS[r]}." for r in bad_rows if r in SPECIAL_ROWS]
+    elif op == "softmax" and w.dim() == 2:
+        lines += _row_sums(g, w, hint["row_sums"])
     shown = flat.nonzero().flatten()[:5].tolist()
     lines.append("First wrong elements (flat index: got, expected): "
                  + "; ".join(f"{i}: {g.flatten()[i].item():.6g}, {w.flatten()[i].item():.6g}" for i in shown))
-    return "\n".join(lines)
+    if passed:
+        lines.append("Smaller inputs passed: " + ", ".join(str(p) for p in passed[-4:]) + ".")
+    return "\n".join(lines), wrong
+
+
+def _row_sums(g: torch.Tensor, w: torch.Tensor, hint: str) -> list[str]:
+    """Softmax rows sum to 1; rows that do not say the normalizer is wrong (not the exponentials)."""
+    finite = torch.isfinite(g).all(-1) & torch.isfinite(w).all(-1) & (w.shape[-1] > 0)
+    sums = g[finite].sum(-1)
+    off = sums[(sums - 1).abs() > 1e-2]
+    if off.numel() == 0:
+        return []
+    return [f"{off.numel()} rows sum to {off.min().item():.4g}..{off.max().item():.4g} instead of 1: the divisor "
+            f"is wrong. Hint: {hint}."]
+
+
+def _shift(g: torch.Tensor, w: torch.Tensor, bound: torch.Tensor) -> int:
+    """k when ``g`` is ``w`` moved by k positions (|k| <= 2) on all but the ends, else 0."""
+    n = w.numel()
+    for k in (1, -1, 2, -2):
+        if n < 8 * abs(k):
+            continue
+        a, b, tol = (g[k:], w[:-k], bound[:-k]) if k > 0 else (g[:k], w[-k:], bound[-k:])
+        if bool(((a - b).abs() <= tol).all()):
+            return k
+    return 0

@@ -1,11 +1,24 @@
 """Running a lab kernel on one input: a compiled TileLang program or a built CUDA library.
-Used in the student's notebook and, for grading, inside the sandboxed runner."""
+Used in the student's notebook and, for grading, inside the sandboxed runner.
+
+Every tensor a lab kernel sees lies inside a larger buffer with GUARD elements on each side, so
+a kernel that writes past either end of its output writes into a guard, where the judge finds
+it (judge.py), instead of into memory nobody checks. The output starts as NaN, so an element
+the kernel never writes cannot pass as a stale zero. Inputs' guards are NaN too: a kernel that
+reads past the end computes NaN rather than reading another allocation (or faulting)."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 ELEMENTWISE = ("copy", "vector_add")  # kernels see 1-d tensors; row ops see (rows, row_len)
+GUARD = 4096  # elements on each side: more than any tile a lab kernel uses
+GUARD_VALUE = -31.0  # exact in every lab dtype, and not a value a lab kernel writes by accident
+# TileLang adds bounds checks to stores it cannot prove in range (LegalizeSafeMemoryAccess); a lab
+# kernel must guard its own tail, so the labs compile without them. T.copy still guards its tiles.
+PASS_CONFIGS = {"tl.disable_safe_memory_legalize": True}
 
 
 def nan_filled(shape, dtype: torch.dtype, device: str) -> torch.Tensor:
@@ -13,14 +26,48 @@ def nan_filled(shape, dtype: torch.dtype, device: str) -> torch.Tensor:
     return torch.full(shape, float("nan"), dtype=dtype, device=device)
 
 
+def guarded(shape, dtype: torch.dtype, device: str, inside: torch.Tensor | None = None):
+    """(buffer, view): ``view`` of ``shape`` in the middle of ``buffer``, holding ``inside`` (or
+    NaN); the guards hold GUARD_VALUE for an output (``inside`` None) and NaN for an input."""
+    numel = math.prod(shape)
+    fill = GUARD_VALUE if inside is None else float("nan")
+    buffer = torch.full((numel + 2 * GUARD,), fill, dtype=dtype, device=device)
+    view = buffer[GUARD:GUARD + numel].view(shape)
+    view.copy_(torch.full((), float("nan")) if inside is None else inside)
+    return buffer, view
+
+
+def guarded_input(t: torch.Tensor, device: str) -> torch.Tensor:
+    return guarded(tuple(t.shape), t.dtype, device, inside=t.to(device))[1]
+
+
+def unguard(buffer, shape) -> tuple[torch.Tensor | None, list[int], list[int]]:
+    """(the output inside ``buffer``, guard offsets written before it, after it): offsets count
+    from the output's ends, 1 = the element just past it. None when it is not such a buffer."""
+    numel = math.prod(shape)
+    if not isinstance(buffer, torch.Tensor) or buffer.dim() != 1 or buffer.numel() != numel + 2 * GUARD:
+        return None, [], []
+    changed = buffer.double() != GUARD_VALUE  # NaN counts as changed
+    before = (GUARD - changed[:GUARD].nonzero().flatten()).tolist()[::-1]
+    after = (changed[GUARD + numel:].nonzero().flatten() + 1).tolist()
+    return buffer[GUARD:GUARD + numel].view(shape), before, after
+
+
 def target(device: str) -> str:
     return "cuda" if device == "cuda" else "c"
 
 
 def compile_tilelang(program, device: str):
+    """The student's tile program for ``device``: on the CPU first made compilable for TileLang's
+    C target (fragments and shared tiles as local arrays: cpu_tiles.py says why)."""
     from operator_runtime._internal.tilelang_backend import _tilelang
 
-    return _tilelang().compile(program, target=target(device), execution_backend="cython")
+    tilelang = _tilelang()
+    if device != "cuda":
+        from .cpu_tiles import prepare_for_cpu
+
+        program = prepare_for_cpu(program)
+    return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
 
 
 def run_tilelang(kernel, op: str, inputs: list[torch.Tensor], out: torch.Tensor) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from .kernels import nan_filled
+from .kernels import guarded, guarded_input
 
 # TVM calls that reach outside the kernel (C functions, packed functions, inline assembly):
 # a lab kernel has no use for them, and they could compute the answer some other way.
@@ -50,10 +50,11 @@ def _load_inputs(folder: Path, device: str) -> list[tuple[torch.dtype, list[torc
     return [(getattr(torch, c["dtype"]), [t.to(device) for t in c["inputs"]], tuple(c["out_shape"])) for c in cases]
 
 
-def run_tilelang(folder: Path, op: str, device: str) -> dict:
+def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     from operator_runtime._internal.tilelang_backend import TL_DTYPES
     from tilelang import tvm
 
+    from .build_errors import explain
     from .kernels import compile_tilelang, run_tilelang as launch
 
     kernels, outputs = {}, []
@@ -69,11 +70,14 @@ def run_tilelang(folder: Path, op: str, device: str) -> dict:
             check_program(program)
             try:
                 kernels[name] = compile_tilelang(program, device)
-            except Exception as e:  # noqa: BLE001 - the student's compile error, in their words
-                return {"error": f"TileLang could not compile the {name} program: {type(e).__name__}: {e}"}
-        out = nan_filled(out_shape, dtype, device)
-        launch(kernels[name], op, inputs, out)
-        outputs.append(out.cpu())
+            except Exception as e:  # noqa: BLE001 - the student's compile error, as the notebook says it
+                where = "the GPU" if device == "cuda" else "the CPU"
+                short, full = explain(e, who, f"compiling the {name} program for {where}")
+                print(full, flush=True)  # the long report goes to the runner's log
+                return {"error": short}
+        buffer, out = guarded(out_shape, dtype, device)
+        launch(kernels[name], op, [guarded_input(t, device) for t in inputs], out)
+        outputs.append(buffer.cpu())
     _sync(device)
     torch.save(outputs, folder / "outputs.pt")
     return {"error": None}
@@ -103,9 +107,9 @@ def run_cuda(folder: Path, op: str, kind: str) -> dict:
         return {"error": None, "ratio": ratio, "summary": summary}
     outputs = []
     for dtype, inputs, out_shape in _load_inputs(folder, "cuda"):
-        out = nan_filled(out_shape, dtype, "cuda")
-        kernel(*inputs, out=out)
-        outputs.append(out.cpu())
+        buffer, out = guarded(out_shape, dtype, "cuda")
+        kernel(*[guarded_input(t, "cuda") for t in inputs], out=out)
+        outputs.append(buffer.cpu())
     torch.save(outputs, folder / "outputs.pt")
     return {"error": None}
 
@@ -122,7 +126,7 @@ def main() -> int:
         (folder / "started").write_text("")  # the grader runs each job once: nothing here is skipped
         try:
             if job["kind"] == "tilelang":
-                result = run_tilelang(folder, job["op"], spec["device"])
+                result = run_tilelang(folder, job["op"], spec["device"], str(job.get("who", job["op"])))
             else:
                 result = run_cuda(folder, job["op"], job["kind"])
         except Exception as e:  # noqa: BLE001 - a failing kernel fails its own check only

@@ -53,7 +53,7 @@ def plan(specs: list[CheckSpec], executed: Executed, device: str) -> tuple[dict[
             failed[spec.id] = f"your notebook did not get as far as this check ({why})"
             continue
         if "error.txt" in files:
-            failed[spec.id] = f"`{spec.answer}` could not be taken from your notebook:\n" + _text(files["error.txt"])
+            failed[spec.id] = _text(files["error.txt"])  # export.py's words, as the notebook's check says them
             continue
         if spec.kind == "tilelang":
             jobs[spec.id] = Job(spec, "tilelang", files, lab_cases(spec.op, device))
@@ -98,7 +98,7 @@ def _run(workroot: Path, todo: list[Job], device: str, runner, timeout: float, l
                     (folder / name).write_bytes(data)
             torch.save([{"dtype": TL_DTYPES[c.dtype], "inputs": c.inputs,
                          "out_shape": list(output_shape(job.spec.op, c.shape))} for c in job.cases], folder / "inputs.pt")
-            spec["jobs"].append({"dir": f"job{i}", "kind": job.kind, "op": job.spec.op})
+            spec["jobs"].append({"dir": f"job{i}", "kind": job.kind, "op": job.spec.op, "who": job.spec.who})
         (workdir / "jobs.json").write_text(json.dumps(spec))
         outcome = runner.run([sys.executable, "-m", "operator_runtime_testing.lab.runner"], workdir,
                              timeout * len(todo) + 120, log.with_name(f"{log.stem}-{attempt}.log"))
@@ -147,21 +147,22 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
     result = job.result or {}
     if result.get("error"):
         return row("failed", _text(str(result["error"]).encode()))
-    name = spec.options.get("name") or {"tilelang": "TileLang", "cuda": "CUDA"}.get(spec.kind, spec.kind)
+    name = spec.who.split(" (", 1)[1][:-1]
     if job.kind == "cuda-compile":
         return row(PENDING, "compiles for sm_90; the kernel runs when a GPU machine grades it")
     if job.kind == "performance":
         ratio, need = result.get("ratio"), float(spec.options.get("fraction", 0.5))
         if not isinstance(ratio, (int, float)):
             return row("failed", "the timing gave no result")
-        summary = str(result.get("summary", ""))[:300]
+        summary = _text(str(result.get("summary", "")).encode(), 2000)
         return row("passed" if ratio >= need else "failed",
                    summary + ("" if ratio >= need else f"; this check needs {need:.2f}x torch"))
     if job.outputs is None:
         return row("failed", "the kernel's outputs did not come back")
-    for case, out in zip(job.cases, job.outputs):
+    lang = "cuda" if spec.kind == "cuda" else "tilelang"
+    for i, (case, buffer) in enumerate(zip(job.cases, job.outputs)):
         try:
-            judge(spec.op, name, case, out)
+            judge(spec.op, name, case, buffer, lang, job.cases[:i])
         except AssertionError as e:
             return row("failed", str(e))
     return row("passed", f"{spec.op} ({name}): passed on {len(job.cases)} inputs")

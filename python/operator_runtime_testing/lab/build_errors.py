@@ -1,0 +1,79 @@
+"""What a student reads when a TileLang program does not build: the line of their cell, the
+error in one or two lines, and a hint for the mistakes every class makes. TileLang's own report
+(a traceback through its parser and compiler, sometimes with the generated program) is kept
+whole as the long form: behind a toggle in the notebook, in the per-student log when grading.
+
+The notebook check (checks.py) and the grader's export (export.py, runner.py) both call
+``explain``, so the two say the same words."""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback
+from pathlib import Path
+
+# (pattern in the error message, pattern in the student's line or None, hint)
+HINTS = [
+    (r"multiple types of integer divisions", None,
+     "`/` between TileLang integers is ambiguous: the number of tiles is T.ceildiv(n, TILE); an index within "
+     "a tile is i // TILE and i % TILE"),
+    (r"Cannot use and / or / not operator to Expr", r"\b(max|min)\(",
+     "Python's max() and min() compare with `>`, which a TileLang expression cannot answer while the program "
+     "is built: use T.max(a, b) and T.min(a, b)"),
+    (r"Cannot use and / or / not operator to Expr", None,
+     "`and`, `or`, `not` need True or False now, but a TileLang expression has a value only when the kernel "
+     "runs: combine conditions with T.And(a, b) / T.Or(a, b), or nest the `if`s"),
+    (r"is not defined", None, "a name your program uses is not defined when it is built: define it in the "
+     "cell (TILE, a helper), or run the cells above first"),
+    (r"takes \d+ positional arguments? but \d+ (were|was) given", None,
+     "a TileLang function was called with the wrong number of arguments: T.exp(x), T.max(a, b), "
+     "T.cast(x, \"float32\"), T.ceildiv(a, b)"),
+    (r"layout for fragment .* can not be inferred", None,
+     "TileLang could not decide how the fragment's elements map to threads: fill it with T.copy, T.fill / "
+     "T.clear or a T.Parallel loop over its whole shape before reading it"),
+]
+_PACKAGE = str(Path(__file__).resolve().parents[2])  # python/ of this checkout
+
+
+def explain(e: BaseException, who: str, what: str) -> tuple[str, str]:
+    """(the short text a student reads, the full report) for the exception ``e`` raised while
+    ``what`` ("building the float32 program", "compiling ...") happened to ``who``'s program
+    ("copy (TileLang)")."""
+    full = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    message = str(e).strip()
+    first = next((ln for ln in message.splitlines() if ln.strip()), type(e).__name__)
+    spans = [ln.rstrip() for ln in message.splitlines() if re.match(r"\s*(-->|\d*\s*\|)", ln)]
+    line_no, code = _student_line(e)
+    hint = next((h for pattern, in_line, h in HINTS
+                 if re.search(pattern, message) and (in_line is None or re.search(in_line, code or ""))), None)
+    if hint:  # ours replaces TVM's own advice, which names functions students never see
+        first = first.split(", hint:")[0]
+    lines = [f"{who}: your program failed while {what}."]
+    if line_no:
+        lines.append(f"  line {line_no} of your cell: {code.strip()}")
+    lines.append(f"{type(e).__name__}: {first}")
+    lines += spans[:6]
+    if hint:
+        lines.append(f"Hint: {hint}.")
+    if full.count("\n") > len(lines) + 2:
+        lines.append("(TileLang's full report: the toggle above in the notebook; the log beside your feedback "
+                     "when graded.)")
+    return "\n".join(lines), full
+
+
+def _student_line(e: BaseException) -> tuple[int | None, str]:
+    """The last traceback frame in the student's own code: not TileLang's, TVM's or ours."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if _students(f.filename)]
+    if not frames:
+        return None, ""
+    return frames[-1].lineno, frames[-1].line or ""
+
+
+def _students(filename: str) -> bool:
+    """A cell's file (ipykernel writes each cell to its own file; older IPython names it
+    <ipython-input-...>), not a library's (site-packages, ours, compiled frames like function.pxi)."""
+    if filename.startswith("<ipython-input"):
+        return True
+    return (Path(filename).is_absolute() and "site-packages" not in filename and "dist-packages" not in filename
+            and not filename.startswith((_PACKAGE, sys.base_prefix, sys.prefix, sys.exec_prefix)))

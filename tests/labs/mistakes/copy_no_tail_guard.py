@@ -1,0 +1,14 @@
+# what: copy with T.ceildiv blocks but no tail guard: the last tile writes past the end of Y
+# check: tilelang copy copy_program
+# says: shape (1,) float32 | past the end of the output | guard the tail
+def copy_program(dtype: str, gpu: bool):
+    n = T.dynamic("n", "int64")
+    TILE = 1024
+
+    @T.prim_func
+    def copy(X: T.Tensor((n,), dtype), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, TILE), **lab.launch(gpu, threads=256)) as bx:
+            for i in T.Parallel(TILE):
+                Y[bx * TILE + i] = X[bx * TILE + i]
+
+    return copy

@@ -80,7 +80,9 @@ def test_each_mistake_fails_its_check_naming_the_cause_and_the_hint(name, capsys
     text = check_message(spec, run_cell(name, spec["body"], tmp_path))
     missing = [s for s in spec["says"] if s not in text]
     assert not missing, f"{name}: the message lacks {missing}:\n{text}"
-    assert "passed" not in capsys.readouterr().out.split("\n")[-2:][0]
+    printed = capsys.readouterr()
+    assert ": passed" not in printed.out
+    assert "source=def" not in printed.err, "TileLang's generated-code dump reached the student"
 
 
 TILELANG = sorted(n for n, s in MISTAKES.items() if s["check"][0] == "tilelang")

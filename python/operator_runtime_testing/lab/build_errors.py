@@ -8,9 +8,12 @@ The notebook check (checks.py) and the grader's export (export.py, runner.py) bo
 
 from __future__ import annotations
 
+import io
+import logging
 import re
 import sys
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
 # (pattern in the error message, pattern in the student's line or None, hint)
@@ -36,11 +39,25 @@ HINTS = [
 _PACKAGE = str(Path(__file__).resolve().parents[2])  # python/ of this checkout
 
 
-def explain(e: BaseException, who: str, what: str) -> tuple[str, str]:
+@contextmanager
+def captured_log():
+    """TileLang's log while a program is built or compiled, kept instead of printed: when a build
+    fails it logs the generated program (dozens of lines) at CRITICAL, before the real error."""
+    logger = logging.getLogger("tilelang")
+    kept = io.StringIO()
+    saved = logger.handlers[:], logger.propagate
+    logger.handlers, logger.propagate = [logging.StreamHandler(kept)], False
+    try:
+        yield kept
+    finally:
+        logger.handlers, logger.propagate = saved
+
+
+def explain(e: BaseException, who: str, what: str, log: str = "") -> tuple[str, str]:
     """(the short text a student reads, the full report) for the exception ``e`` raised while
     ``what`` ("building the float32 program", "compiling ...") happened to ``who``'s program
     ("copy (TileLang)")."""
-    full = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+    full = "".join(traceback.format_exception(type(e), e, e.__traceback__)) + (f"\nTileLang's log:\n{log}" if log else "")
     message = str(e).strip()
     first = next((ln for ln in message.splitlines() if ln.strip()), type(e).__name__)
     spans = [ln.rstrip() for ln in message.splitlines() if re.match(r"\s*(-->|\d*\s*\|)", ln)]

@@ -11,7 +11,7 @@ import torch
 from ..timing import time_callable
 from . import cuda_build
 from .cases import BENCH_SHAPES, draw, output_shape
-from .build_errors import explain
+from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases
 from .kernels import compile_tilelang, run_tilelang
 
@@ -43,9 +43,10 @@ def _built(who: str, what: str, make):
     """``make()``, or the student's TileLang error in a few lines (the full report in a toggle)."""
     __tracebackhide__ = True  # IPython shows the student the message, not this frame
     try:
-        return make()
+        with captured_log() as log:
+            return make()
     except Exception as e:  # noqa: BLE001 - any error here is the student's program's
-        short, full = explain(e, who, what)
+        short, full = explain(e, who, what, log.getvalue())
     _show_details("TileLang's full report", full)
     raise AssertionError(short) from None
 
@@ -97,6 +98,9 @@ def check_cuda(op: str, source: str) -> None:
     except cuda_build.NoCompiler as e:
         print(f"{op} (CUDA): not checked: {e}")
         return
+    except cuda_build.CompileError as e:
+        _show_details("nvcc's full output", e.full)
+        raise AssertionError(str(e)) from None
     _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda", "cuda")
     print(f"{op} (CUDA): passed")
 

@@ -95,11 +95,34 @@ NVCC_HINTS = [
 def _run_nvcc(args: list[str]) -> None:
     result = subprocess.run([_nvcc(), "-std=c++17", "-O3", *args], capture_output=True, text=True, timeout=600)
     if result.returncode:
-        # whole, first error included: the student's lines are numbered as in their CUDA_SOURCE
-        first = next((ln for ln in result.stderr.splitlines() if ": error" in ln), "")
-        hint = next((h for pattern, h in NVCC_HINTS if re.search(pattern, first)), None)
-        raise AssertionError("nvcc could not compile the kernel (line numbers count the lines of CUDA_SOURCE):\n"
-                             + result.stderr[:20000].rstrip() + (f"\nHint: {hint}." if hint else ""))
+        raise CompileError(explain_nvcc(result.stderr), result.stderr)
+
+
+class CompileError(AssertionError):
+    """nvcc's first error, whole, with a hint; ``full`` is everything nvcc said (for a toggle or a log)."""
+
+    def __init__(self, text: str, full: str):
+        super().__init__(text)
+        self.full = full
+
+
+DIAGNOSTIC = re.compile(r"^\S.*\(\d+\): (error|warning|note|remark)\b|^\d+ errors? detected")
+
+
+def explain_nvcc(stderr: str) -> str:
+    """The first error (its line of CUDA_SOURCE, the code and the caret), a hint for the mistakes
+    every class makes, and how much more nvcc said: its notes list every overload it tried."""
+    lines = stderr.splitlines()
+    start = next((i for i, ln in enumerate(lines) if re.search(r"\(\d+\): error", ln)), None)
+    if start is None:
+        return "nvcc could not compile the kernel:\n" + stderr[:20000]
+    end = next((i for i in range(start + 1, len(lines)) if DIAGNOSTIC.match(lines[i])), len(lines))
+    first = "\n".join(lines[start:end]).rstrip()
+    hint = next((h for pattern, h in NVCC_HINTS if re.search(pattern, first)), None)
+    rest = len([ln for ln in lines[end:] if ln.strip()])
+    return ("nvcc could not compile the kernel (line numbers count the lines of CUDA_SOURCE):\n" + first
+            + (f"\nHint: {hint}." if hint else "")
+            + (f"\n({rest} more lines from nvcc: the toggle above in the notebook; the log when graded.)" if rest else ""))
 
 
 def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:

@@ -49,15 +49,16 @@ class Unavailable(Exception):
 def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str) -> None:
     from tilelang import tvm
 
-    from .build_errors import explain
+    from .build_errors import captured_log, explain
 
     if not callable(factory):
         raise Unavailable(f"expected a function returning a T.prim_func, got {type(factory).__name__}")
     for dtype in dtypes:
         try:
-            program = factory(dtype, gpu)
+            with captured_log() as log:
+                program = factory(dtype, gpu)
         except Exception as e:  # noqa: BLE001 - the student's program does not build: their error
-            raise Unavailable(explain(e, who, f"building the {dtype} program")[0]) from e
+            raise Unavailable(explain(e, who, f"building the {dtype} program", log.getvalue())[0]) from e
         if not isinstance(program, tvm.tirx.PrimFunc):
             raise Unavailable(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
         (folder / f"{dtype}.json").write_text(tvm.ir.save_json(program))

@@ -54,7 +54,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     from operator_runtime._internal.tilelang_backend import TL_DTYPES
     from tilelang import tvm
 
-    from .build_errors import explain
+    from .build_errors import captured_log, explain
     from .kernels import compile_tilelang, run_tilelang as launch
 
     kernels, outputs = {}, []
@@ -69,10 +69,11 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
                 return {"error": f"the {name} artifact is a {type(program).__name__}, not a T.prim_func"}
             check_program(program)
             try:
-                kernels[name] = compile_tilelang(program, device)
+                with captured_log() as log:
+                    kernels[name] = compile_tilelang(program, device)
             except Exception as e:  # noqa: BLE001 - the student's compile error, as the notebook says it
                 where = "the GPU" if device == "cuda" else "the CPU"
-                short, full = explain(e, who, f"compiling the {name} program for {where}")
+                short, full = explain(e, who, f"compiling the {name} program for {where}", log.getvalue())
                 print(full, flush=True)  # the long report goes to the runner's log
                 return {"error": short}
         buffer, out = guarded(out_shape, dtype, device)
@@ -89,7 +90,8 @@ def run_cuda(folder: Path, op: str, kind: str) -> dict:
     source = (folder / "source.cu").read_text()
     try:
         lib = cuda_build.compile_check(op, source) if kind == "cuda-compile" else cuda_build.build_library(op, source)
-    except AssertionError as e:  # nvcc's message
+    except AssertionError as e:  # nvcc's first error and hint; all it said goes to the runner's log
+        print(getattr(e, "full", ""), flush=True)
         return {"error": str(e)}
     problems = cuda_build.host_problems(lib)  # an object file (compile only) says it as well
     if problems:

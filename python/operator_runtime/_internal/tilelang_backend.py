@@ -32,8 +32,16 @@ _modules: dict[str, ModuleType] = {}
 _kernels: dict[tuple, object] = {}
 
 
+_installed = False
+
+
 def installed() -> bool:
-    return importlib.util.find_spec("tilelang") is not None
+    """Whether tilelang can be imported; once found, not searched for again (find_spec walks
+    sys.path: a cost on every call). Not finding it is not remembered."""
+    global _installed
+    if not _installed:
+        _installed = importlib.util.find_spec("tilelang") is not None
+    return _installed
 
 
 def _tilelang():

@@ -115,9 +115,8 @@ def test_bounded(backend, device, gen):
     assert plan_cache.cache_info().hits == 1
 
 
-def test_lru_with_second_chance():
-    """Eviction drops the least recently used idle plan and destroys it; a plan taken since
-    the last sweep survives one more."""
+def test_lru():
+    """Eviction destroys the least recently used idle plan; a plan taken out is the caller's."""
     closed = []
 
     class FakePlan:
@@ -247,6 +246,44 @@ def test_threads_one_key_with_workspace(backend, device, gen):
         t.join()
     assert not errors, errors[0]
     assert plan_cache.cache_info().hits > 0
+
+
+def test_cuda_streams_keyed_apart(backend, device, gen):
+    """A plan's workspace is used on one stream only: another stream gets its own plan."""
+    if device != "cuda":
+        pytest.skip("needs a CUDA device")
+    x = randn((64, 4096), gen, device)
+    check("softmax", ort.softmax(x, -1, backend=backend), x, dim=-1)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        y = ort.softmax(x, -1, backend=backend)
+    torch.cuda.current_stream().wait_stream(side)
+    check("softmax", y, x, dim=-1)
+    assert plan_cache.cache_info().size == 2
+
+
+def test_cuda_graph_capture_bypasses_the_cache(backend, device, gen):
+    """Captured calls make their own descriptor and workspace (from the graph's pool), as
+    before the cache; replays compute on new values."""
+    if device != "cuda" or backend != "nvidia":
+        pytest.skip("needs a CUDA device and the nvidia backend")
+    x, out = randn((64, 4096), gen, device), torch.empty(64, 4096, device=device)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up on a side stream, as torch.cuda.graph asks
+        ort.softmax(x, -1, out=out, backend=backend)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    before = plan_cache.cache_info()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        ort.softmax(x, -1, out=out, backend=backend)
+    assert plan_cache.cache_info() == before
+    x.copy_(randn((64, 4096), gen, device))
+    graph.replay()
+    torch.cuda.synchronize()
+    check("softmax", out, x, dim=-1)
 
 
 def test_big_workspace_not_kept(gen):

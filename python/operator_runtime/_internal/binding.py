@@ -143,16 +143,21 @@ class Plan:
         self.execute_fn, self.workspace_bytes = bound.execute, size.value
         # The arguments before the buffers: descriptor, workspace pointer and size.
         self.head = (self._handle, self.workspace.data_ptr() if size.value else None, size.value)
-        self._call = functools.partial(bound.execute, *self.head)
+        # call(out pointer, *input pointers, stream) -> status: the eager calls' hot path
+        self.call = execute = functools.partial(bound.execute, *self.head)
+        if self.device_index is not None:
+            index = self.device_index
+
+            def call_on_device(*args) -> int:  # (a closure, not a method: no cycle keeps the plan alive)
+                with torch.cuda.device(index):  # the C side launches on the current device
+                    return execute(*args)
+
+            self.call = call_on_device
         self.stream = _stream_getter(device)
 
     def execute(self, pointers, stream) -> None:
         """Run on buffers (out's data pointer, then each input's) of this plan's layout, on ``stream``."""
-        if self.device_index is None:
-            code = self._call(*pointers, stream)
-        else:  # the C side launches on the current device: make it the tensors' device
-            with torch.cuda.device(self.device_index):
-                code = self._call(*pointers, stream)
+        code = self.call(*pointers, stream)
         if code:
             self.raise_for(code)
 
@@ -162,7 +167,7 @@ class Plan:
     def close(self) -> None:
         """Destroy the descriptor and free the workspace; safe to call twice."""
         handle, self._handle = self._handle, None
-        self.workspace = self.head = self._call = None
+        self.workspace = self.head = self.call = None
         if handle is not None and handle.value is not None:
             self._bound.check(f"oprt_destroy_{self.op}_descriptor", self._bound.destroy(handle))
 

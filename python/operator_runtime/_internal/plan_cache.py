@@ -12,13 +12,16 @@ except where the buffers lie in memory: so out's overlap with the inputs is chec
 call, from byte extents computed once per key. A plan holds no reference to a caller's
 tensor, only its own descriptor and workspace.
 
-Threads: a call takes its plan out of the cache and puts it back after execute, so no two
-calls ever use one plan (its workspace) at the same time, and eviction never destroys a plan
-in use; a second thread with the same key meanwhile makes a plan of its own. On a GPU the
-stream is in the key, so the asynchronous kernels that use one workspace are ordered on one
-stream. Bounded: at most ``maxsize`` idle plans, the least recently used destroyed first,
-none with a workspace over MAX_WORKSPACE_BYTES. Nothing outside invalidates it: a plan
-depends on its key alone (multi-GPU plans are created on their tensors' device).
+Threads: a call takes its plan out of the cache (an atomic dict pop) and puts it back after
+execute, so no two calls ever use one plan (its workspace) at the same time, and eviction
+never destroys a plan in use; a second thread with the same key meanwhile makes a plan of
+its own (the second one put back is destroyed). On a GPU the stream is in the key, so the
+asynchronous kernels that use one workspace are ordered on one stream.
+
+Bounded: at most ``maxsize`` idle plans, the least recently used destroyed first, none with
+a workspace over MAX_WORKSPACE_BYTES. Nothing outside invalidates it: a plan depends on its
+key alone (multi-GPU plans are created on their tensors' device). Calls captured into a CUDA
+graph bypass it (see _capturing).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ MAX_WORKSPACE_BYTES = 1 << 20
 _Tensor = torch.Tensor
 _strided = torch.strided
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_raw_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None)
 
 
 class CacheInfo(NamedTuple):
@@ -50,12 +54,12 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    """A plan, the slot it goes back to, and what the per-call overlap check needs for its layout."""
+    """A plan and what the per-call overlap check needs for its layout."""
 
-    __slots__ = ("plan", "slot", "out_extent", "inputs")
+    __slots__ = ("plan", "out_extent", "inputs")
 
     def __init__(self, plan, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], in_place_ok: bool):
-        self.plan, self.slot = plan, None
+        self.plan = plan
         self.out_extent = _extent(out)
         out_layout = (out.shape, out.stride(), out.dtype)
         # per input: byte extent, and whether an input at out's very address is allowed (a += b)
@@ -66,16 +70,6 @@ class _Entry:
         self.plan.close()
 
 
-class _Slot:
-    """One key's idle plans. ``recent``: taken since the eviction sweep last passed (CLOCK's
-    second chance, so a hit costs no reordering); ``live``: still in the cache's table."""
-
-    __slots__ = ("key", "idle", "recent", "live")
-
-    def __init__(self, key: tuple):
-        self.key, self.idle, self.recent, self.live = key, [], False, True
-
-
 def _extent(t: torch.Tensor) -> int:
     """Bytes from t's first element to just past its last (0 when empty): checks._byte_range's span."""
     if t.numel() == 0:
@@ -84,75 +78,56 @@ def _extent(t: torch.Tensor) -> int:
 
 
 class PlanCache:
-    """Idle plans by key; thread-safe, bounded, least recently used evicted first (approximately:
-    the CLOCK sweep)."""
+    """Idle plans by key, one per key, least recently used first; thread-safe, bounded.
+
+    A hit pops its plan (one atomic dict operation: two threads never get the same plan) and
+    put() inserts it again, at the end: so the dict's order is the LRU order, for free.
+    """
 
     def __init__(self, maxsize: int = MAXSIZE):
         self.maxsize = maxsize
-        self._lock = threading.Lock()
-        self._slots: dict[tuple, _Slot] = {}  # oldest first
-        self._size = 0                        # idle plans held
-        self._hits = self._misses = 0
+        self._idle: dict[tuple, _Entry] = {}
+        self._lock = threading.Lock()  # eviction and clear(); take and put need none
+        self._hits = self._misses = 0  # statistics, counted without a lock: exact in one thread
 
     def take(self, key: tuple) -> _Entry | None:
-        """An idle plan of ``key``, now the caller's alone until put() back; None on a miss."""
-        with self._lock:
-            slot = self._slots.get(key)
-            if slot is not None and slot.idle:  # (an empty slot: this key's plans are all in use)
-                self._hits += 1
-                self._size -= 1
-                slot.recent = True
-                return slot.idle.pop()
+        """The idle plan of ``key``, now the caller's alone until put() back; None on a miss."""
+        entry = self._idle.pop(key, None)
+        if entry is None:
             self._misses += 1
-            return None
+        else:
+            self._hits += 1
+        return entry
 
     def put(self, key: tuple, entry: _Entry) -> None:
-        """Keep ``entry`` (taken, or new) as an idle plan of ``key``; evict beyond maxsize."""
-        with self._lock:
-            slot = entry.slot
-            if slot is None or not slot.live:
-                slot = self._slots.get(key)
-                if slot is None:
-                    slot = self._slots[key] = _Slot(key)
-                entry.slot = slot
-            slot.idle.append(entry)
-            self._size += 1
-            if self._size <= self.maxsize:
-                return
-            evicted = self._evict()
-        for e in evicted:  # idle, so no call is using them; destroyed outside the lock
-            e.close()
+        """Keep ``entry`` (taken, or new) as the idle plan of ``key``; evict beyond maxsize."""
+        if self._idle.setdefault(key, entry) is not entry:
+            entry.close()  # another thread's plan of this key came back first: one is enough
+        elif len(self._idle) > self.maxsize:
+            self._evict()
 
-    def _evict(self) -> list[_Entry]:
-        evicted = []
-        while self._size > self.maxsize:
-            slot = next(iter(self._slots.values()))
-            if slot.recent and slot.idle:  # used since the last sweep: a second chance
-                slot.recent = False
-                del self._slots[slot.key]
-                self._slots[slot.key] = slot
-                continue
-            if slot.idle:
-                evicted.append(slot.idle.pop(0))
-                self._size -= 1
-            if not slot.idle:
-                del self._slots[slot.key]
-                slot.live = False
-        return evicted
+    def _evict(self) -> None:
+        with self._lock:
+            while len(self._idle) > self.maxsize:
+                try:
+                    oldest = next(iter(self._idle))
+                    entry = self._idle.pop(oldest)
+                except (StopIteration, KeyError, RuntimeError):  # taken meanwhile by a call: look again
+                    continue
+                entry.close()  # idle, so no call is using it
 
     def info(self) -> CacheInfo:
-        with self._lock:
-            return CacheInfo(self._hits, self._misses, self._size, self.maxsize)
+        return CacheInfo(self._hits, self._misses, len(self._idle), self.maxsize)
 
     def clear(self) -> None:
         with self._lock:
-            entries = [e for slot in self._slots.values() for e in slot.idle]
-            for slot in self._slots.values():
-                slot.live = False
-            self._slots.clear()
-            self._size = self._hits = self._misses = 0
-        for e in entries:
-            e.close()
+            self._hits = self._misses = 0
+            while self._idle:
+                try:
+                    entry = self._idle.pop(next(iter(self._idle)))
+                except (StopIteration, KeyError, RuntimeError):
+                    continue
+                entry.close()
 
 
 _cache = PlanCache()
@@ -190,11 +165,25 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
     if not isinstance(out, _Tensor) or out.layout is not _strided:
         return None
     device = out.device
-    key = (op, backend, _stream(device.index) if out.is_cuda else None, attrs, bools, device, out.shape,
-           out.stride(), out.dtype)
+    stream = None
+    if out.is_cuda:
+        if _capturing():  # a CUDA graph keeps the addresses it captured: no workspace of ours in it
+            return None
+        stream = _stream(device.index)
+    key = (op, backend, stream, attrs, bools, device, out.shape, out.stride(), out.dtype)
     for t in inputs:
         key += (t.shape, t.stride(), t.dtype, t.device)
     return key
+
+
+def _capturing() -> bool:
+    """Whether the current CUDA stream is capturing a graph. A plan made outside the capture
+    would put its workspace into the graph and still hand it to later calls (or free it on
+    eviction while the graph replays); one made inside would hold the graph's private memory.
+    So captured calls go the prepare way, as before the cache: workspace from the graph's pool."""
+    if _raw_capturing is not None:
+        return _raw_capturing()
+    return torch.cuda.is_current_stream_capturing()
 
 
 def _stream(index: int) -> int:
@@ -226,7 +215,9 @@ def run_eager(signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], at
                         checks.disjoint_from_out(signature.name, out, dict(zip(signature.inputs, inputs)),
                                                  signature.in_place_ok)  # raises the prepare path's error
                     pointers.append(p)
-                entry.plan.execute(pointers, key[2])
+                code = entry.plan.call(*pointers, key[2])
+                if code:
+                    entry.plan.raise_for(code)
             finally:
                 _cache.put(key, entry)
             return out

@@ -177,9 +177,12 @@ class KernelPlan:
         if self._call(*args, ctypes.c_void_p(stream)) != 0:
             raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
 
-    def execute(self, pointers, stream) -> None:
-        """The plan-cache entry point: ``pointers`` are out's then each input's (the C order)."""
-        self.launch([*map(ctypes.c_void_p, pointers[1:]), ctypes.c_void_p(pointers[0]), *self.sizes], stream)
+    def call(self, out, *inputs_and_stream) -> int:
+        """The plan-cache entry point, as binding.Plan.call: data pointers in the C order (out's
+        first), then the stream; raises on failure, else returns 0."""
+        *inputs, stream = inputs_and_stream
+        self.launch([*map(ctypes.c_void_p, inputs), ctypes.c_void_p(out), *self.sizes], stream)
+        return 0
 
     def close(self) -> None:
         pass
@@ -203,8 +206,8 @@ class _NothingToLaunch:
 
     workspace_bytes = 0
 
-    def execute(self, pointers, stream) -> None:
-        pass
+    def call(self, *pointers_and_stream) -> int:
+        return 0
 
     def close(self) -> None:
         pass

@@ -189,53 +189,17 @@ def test_hits_raise_what_misses_raise(backend, device, gen):
         ort.copy(a, backend="fpga")
 
 
-def test_threads(backend, device, gen):
-    """Threads calling at once, with shapes shared between them and their own: every result
-    checked. Softmax has a workspace on the CPU: two calls sharing one would corrupt rows."""
-    shapes = [(3, 5), (64, 64), (1, 257), (8, 1), (0, 4), (33,)]
-    seeds = torch.randint(0, 2**31, (8,), generator=gen).tolist()
+def in_threads(n: int, gen: torch.Generator, body) -> None:
+    """``body(generator)`` in n threads started together, each with its own seed; a failure is
+    re-raised here with its thread's seed."""
+    seeds = torch.randint(0, 2**31, (n,), generator=gen).tolist()
     errors = []
-    barrier = threading.Barrier(len(seeds))
+    barrier = threading.Barrier(n)
 
     def work(seed):
-        g = torch.Generator().manual_seed(seed)
         try:
             barrier.wait()
-            for i in range(60):
-                shape = shapes[(seed + i) % len(shapes)]
-                x, y = randn(shape, g, device), randn(shape, g, device)
-                check("softmax", ort.softmax(x, -1, backend=backend), x, dim=-1)
-                check("vector_add", ort.vector_add(x, y, backend=backend), x, y)
-                check("reduce_sum", ort.reduce_sum(x, -1, backend=backend), x, dim=-1)
-                out = torch.empty(shape, device=device, dtype=torch.float16)
-                check("copy", ort.copy(x, out=out, backend=backend), x, dtype=torch.float16)
-        except BaseException as e:  # reported below, with the thread's seed
-            errors.append((seed, e))
-
-    threads = [threading.Thread(target=work, args=(s,)) for s in seeds]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[0]
-    info = plan_cache.cache_info()
-    assert info.hits > 0 and info.size <= info.maxsize
-
-
-def test_threads_one_key_with_workspace(backend, device, gen):
-    """Threads on one layout whose softmax has a workspace (the CPU's per-row scratch): rows long
-    enough that the kernels overlap in time. A plan shared by two calls mixes their rows."""
-    seeds = torch.randint(0, 2**31, (4,), generator=gen).tolist()
-    errors = []
-    barrier = threading.Barrier(len(seeds))
-
-    def work(seed):
-        g = torch.Generator().manual_seed(seed)
-        try:
-            barrier.wait()
-            for _ in range(40):
-                x = randn((8, 4096), g, device) * 10
-                check("softmax", ort.softmax(x, -1, backend=backend), x, dim=-1)
+            body(torch.Generator().manual_seed(seed))
         except BaseException as e:
             errors.append((seed, e))
 
@@ -245,6 +209,39 @@ def test_threads_one_key_with_workspace(backend, device, gen):
     for t in threads:
         t.join()
     assert not errors, errors[0]
+
+
+def test_threads(backend, device, gen):
+    """Threads calling at once, with shapes shared between them and their own: every result
+    checked. Softmax has a workspace on the CPU: two calls sharing one would corrupt rows."""
+    shapes = [(3, 5), (64, 64), (1, 257), (8, 1), (0, 4), (33,)]
+
+    def body(g):
+        start = int(torch.randint(0, len(shapes), (), generator=g))
+        for i in range(60):
+            shape = shapes[(start + i) % len(shapes)]
+            x, y = randn(shape, g, device), randn(shape, g, device)
+            check("softmax", ort.softmax(x, -1, backend=backend), x, dim=-1)
+            check("vector_add", ort.vector_add(x, y, backend=backend), x, y)
+            check("reduce_sum", ort.reduce_sum(x, -1, backend=backend), x, dim=-1)
+            out = torch.empty(shape, device=device, dtype=torch.float16)
+            check("copy", ort.copy(x, out=out, backend=backend), x, dtype=torch.float16)
+
+    in_threads(8, gen, body)
+    info = plan_cache.cache_info()
+    assert info.hits > 0 and info.size <= info.maxsize
+
+
+def test_threads_one_key_with_workspace(backend, device, gen):
+    """Threads on one layout whose softmax has a workspace (the CPU's per-row scratch): rows long
+    enough that the kernels overlap in time. A plan shared by two calls mixes their rows."""
+
+    def body(g):
+        for _ in range(40):
+            x = randn((8, 4096), g, device) * 10
+            check("softmax", ort.softmax(x, -1, backend=backend), x, dim=-1)
+
+    in_threads(4, gen, body)
     assert plan_cache.cache_info().hits > 0
 
 

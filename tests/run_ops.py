@@ -5,8 +5,9 @@
     python tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json data/bench/h200.json
 
 test:  the op's pytest suite (cases x dtypes, properties, C contract) on the backend.
-bench: prepared run() against torch on the same shapes in the same run; a table while it
-       runs, and JSON (device, clocks, versions, one row per measurement) with --json.
+bench: prepared run() against torch on the same shapes in the same run, and on a tiny tensor
+       the host time of prepared run() and of the eager call, each against torch's; a table
+       while it runs, and JSON (device, clocks, versions, one row per measurement) with --json.
        Several backends (comma-separated) share one run, one copy ceiling and one file.
 """
 
@@ -38,6 +39,8 @@ def row_line(r: PerformanceResult) -> str:
             f"{r.speedup:6.2f}x{ceil}")
     if r.host_us is not None:
         line += f"  host {r.host_us:.1f} us vs torch {r.torch_host_us:.1f} us"
+    if r.eager_host_us is not None:
+        line += f", eager {r.eager_host_us:.1f} us vs torch out= {r.torch_out_host_us:.1f} us"
     return line + ("  [" + "; ".join(r.notes) + "]" if r.notes else "")
 
 

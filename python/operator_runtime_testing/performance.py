@@ -30,7 +30,9 @@ class PerformanceResult:
     torch_compile_ms: float | None = None
     ceiling_gbps: float | None = None   # measured copy ceiling of this device in this run
     host_us: float | None = None        # host time per prepared run() on a tiny tensor
-    torch_host_us: float | None = None  # eager torch's, same tiny tensor
+    torch_host_us: float | None = None  # eager torch's, same tiny tensor, allocating its result
+    eager_host_us: float | None = None  # host time per eager call with out= (ort.<op>(..., out=)), same tiny tensor
+    torch_out_host_us: float | None = None  # torch's op writing into out (its out= form; softmax has none)
     notes: list[str] = field(default_factory=list)
 
     @property

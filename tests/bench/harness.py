@@ -1,7 +1,9 @@
 """Measuring one operator on one backend against torch, shape by shape (cases.benchmark_cases()).
 
 Ours is the steady state a user gets: a prepared descriptor's run(). Torch is measured on
-the same tensors in the same process, eager and (optionally) torch.compile'd.
+the same tensors in the same process, eager and (optionally) torch.compile'd. On a tiny
+tensor, host time per call: prepared run() and the eager call (ort.<op>(..., out=)), each
+beside torch's.
 """
 
 from __future__ import annotations
@@ -62,10 +64,14 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
     except ort.UnsupportedError as refused:
         report(f"{op} host overhead: skipped, {refused}")
         return results
+    out_torch = torch.empty_like(out)
     row = _measure(op, backend, device, attrs, x, out, prepare, bench, None, ceiling)
     with prepare(out, *x, **attrs, backend=backend) as p:
         row.host_us = host_time_us(p.run, device)
     row.torch_host_us = host_time_us(lambda: bench.torch_op(torch.empty_like(out), *x, **attrs), device)
+    # Eager: the call a user writes, into an out it owns, against torch's call writing into out.
+    row.eager_host_us = host_time_us(lambda: api(*x, **attrs, out=out, backend=backend), device)
+    row.torch_out_host_us = host_time_us(lambda: bench.torch_op(out_torch, *x, **attrs), device)
     results.append(row)
     return results
 

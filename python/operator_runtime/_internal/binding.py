@@ -6,7 +6,9 @@ attribute types); everything else here is generic over operators.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -114,6 +116,68 @@ class PreparedBase:
         self.close()
 
 
+class Plan:
+    """One operator's descriptor and workspace for one layout (shapes, strides, dtypes, device)
+    and attributes: what create() and get_workspace_size() made, with no tensor of the caller.
+
+    Buffers are passed per execute(), so one plan serves any tensors of its layout; the eager
+    calls keep plans in a cache (plan_cache.py) for that. The workspace belongs to the plan:
+    two calls may not execute one plan at the same time unless on one CUDA stream.
+    """
+
+    def __init__(self, bound: BoundOp, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple):
+        self._bound, self.op = bound, bound.signature.name
+        self._handle = ctypes.c_void_p()
+        device = out.device
+        # The C side sizes the workspace for the current device: make it the tensors' device,
+        # so the plan depends on its layout alone (not on which device was current).
+        multi_gpu = device.type == "cuda" and torch.cuda.device_count() > 1
+        self.device_index = device.index if multi_gpu else None
+        with torch.cuda.device(device) if multi_gpu else contextlib.nullcontext():
+            views = [TensorView.of(t) for t in (out, *inputs)]
+            bound.check(f"oprt_create_{self.op}_descriptor",
+                        bound.create(ctypes.byref(self._handle), *[ctypes.byref(v) for v in views], *attrs))
+            size = ctypes.c_size_t()
+            bound.check(f"oprt_get_{self.op}_workspace_size", bound.workspace_size(self._handle, ctypes.byref(size)))
+            self.workspace = torch.empty(size.value, dtype=torch.uint8, device=device) if size.value else None
+        self.execute_fn, self.workspace_bytes = bound.execute, size.value
+        # The arguments before the buffers: descriptor, workspace pointer and size.
+        self.head = (self._handle, self.workspace.data_ptr() if size.value else None, size.value)
+        # call(out pointer, *input pointers, stream) -> status: the eager calls' hot path
+        self.call = execute = functools.partial(bound.execute, *self.head)
+        if self.device_index is not None:
+            index = self.device_index
+
+            def call_on_device(*args) -> int:  # (a closure, not a method: no cycle keeps the plan alive)
+                with torch.cuda.device(index):  # the C side launches on the current device
+                    return execute(*args)
+
+            self.call = call_on_device
+        self.stream = _stream_getter(device)
+
+    def execute(self, pointers, stream) -> None:
+        """Run on buffers (out's data pointer, then each input's) of this plan's layout, on ``stream``."""
+        code = self.call(*pointers, stream)
+        if code:
+            self.raise_for(code)
+
+    def raise_for(self, code: int) -> None:
+        self._bound.check(f"oprt_execute_{self.op}", code)
+
+    def close(self) -> None:
+        """Destroy the descriptor and free the workspace; safe to call twice."""
+        handle, self._handle = self._handle, None
+        self.workspace = self.head = self.call = None
+        if handle is not None and handle.value is not None:
+            self._bound.check(f"oprt_destroy_{self.op}_descriptor", self._bound.destroy(handle))
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 class PreparedOp(PreparedBase):
     """A descriptor and workspace made once, for steady-state execution.
 
@@ -125,57 +189,48 @@ class PreparedOp(PreparedBase):
 
     def __init__(self, bound: BoundOp, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple):
         super().__init__(bound.signature.name, bound.signature.inputs, out, inputs, bound.signature.in_place_ok)
-        self._bound = bound
         self.backend = bound.backend
-        self._handle = ctypes.c_void_p()
-        views = [TensorView.of(t) for t in (out, *inputs)]
-        name = self.op
-        bound.check(f"oprt_create_{name}_descriptor",
-                    bound.create(ctypes.byref(self._handle), *[ctypes.byref(v) for v in views], *attrs))
-        size = ctypes.c_size_t()
-        bound.check(f"oprt_get_{name}_workspace_size", bound.workspace_size(self._handle, ctypes.byref(size)))
-        self.workspace = torch.empty(size.value, dtype=torch.uint8, device=out.device) if size.value else None
-        self._execute = bound.execute
-        self._workspace_args = (self.workspace.data_ptr() if size.value else None, size.value)
+        self._plan = plan = Plan(bound, out, inputs, attrs)
+        self.workspace = plan.workspace
         # run() with no arguments reuses these: the steady state is one ctypes call.
-        self._args = (self._handle, *self._workspace_args, out.data_ptr(), *[t.data_ptr() for t in inputs])
-        self._stream = _stream_getter(out.device)
-        multi_gpu = out.device.type == "cuda" and torch.cuda.device_count() > 1
-        self._device_index = out.device.index if multi_gpu else None
+        self._execute, self._stream = plan.execute_fn, plan.stream
+        self._args = (*plan.head, out.data_ptr(), *[t.data_ptr() for t in inputs])
 
     def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
         """Execute; returns the output tensor written."""
         if self._args is None:
             raise RuntimeError(f"prepared {self.op} is closed")
+        plan = self._plan
         if inputs or out is not None:
             inputs, out = self._swap(inputs, out)
-            args = (self._handle, *self._workspace_args, out.data_ptr(), *[t.data_ptr() for t in inputs])
+            plan.execute((out.data_ptr(), *[t.data_ptr() for t in inputs]), self._stream())
+            return out
+        if plan.device_index is None:
+            code = self._execute(*self._args, self._stream())
+            if code:
+                plan.raise_for(code)
         else:
-            args, out = self._args, self.out
-        if self._device_index is None:
-            code = self._execute(*args, self._stream())
-        else:  # the C side launches on the current device: make it the tensors' device
-            with torch.cuda.device(self._device_index):
-                code = self._execute(*args, self._stream())
-        if code:
-            self._bound.check(f"oprt_execute_{self.op}", code)
-        return out
+            plan.execute(self._args[3:], self._stream())
+        return self.out
+
+    def detach_plan(self) -> Plan | None:
+        """Hand the descriptor and workspace over (to the eager plan cache) and close this
+        prepared op without destroying them; None once closed."""
+        plan, self._plan = self._plan, None
+        self._args = self.workspace = None
+        PreparedBase.close(self)
+        return plan
 
     def close(self) -> None:
         """Destroy the descriptor and drop the tensors; safe to call twice."""
-        if self._handle is not None and self._handle.value is not None:
-            self._bound.check(f"oprt_destroy_{self.op}_descriptor", self._bound.destroy(self._handle))
-        self._handle = self._args = self.workspace = None
+        plan, self._plan = self._plan, None
+        self._args = self.workspace = None
         super().close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+        if plan is not None:
+            plan.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._handle is None else f"out {tuple(self._layouts[0][0])}"
+        state = "closed" if self._args is None else f"out {tuple(self._layouts[0][0])}"
         return f"<prepared {self.op} on {self.backend}: {state}>"
 
 

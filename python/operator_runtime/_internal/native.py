@@ -62,12 +62,21 @@ def library_dirs() -> list[Path]:
     return dirs
 
 
+_found: dict[str, Path] = {}
+
+
 def find_library(backend: str) -> Path | None:
-    for directory in library_dirs():
-        candidate = directory / f"liboprt_{backend}.so"
-        if candidate.is_file():
-            return candidate
-    return None
+    """The backend's library file, searched once per process (a walk of the package directory
+    and a stat per candidate: ~75 us, too much for every call). A library not found is
+    searched for again next time, so one built while the process runs is found."""
+    path = _found.get(backend)
+    if path is None:
+        for directory in library_dirs():
+            candidate = directory / f"liboprt_{backend}.so"
+            if candidate.is_file():
+                path = _found[backend] = candidate
+                break
+    return path
 
 
 _loaded: dict[str, ctypes.CDLL] = {}

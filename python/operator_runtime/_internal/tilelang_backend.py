@@ -32,8 +32,16 @@ _modules: dict[str, ModuleType] = {}
 _kernels: dict[tuple, object] = {}
 
 
+_installed = False
+
+
 def installed() -> bool:
-    return importlib.util.find_spec("tilelang") is not None
+    """Whether tilelang can be imported; once found, not searched for again (find_spec walks
+    sys.path: a cost on every call). Not finding it is not remembered."""
+    global _installed
+    if not _installed:
+        _installed = importlib.util.find_spec("tilelang") is not None
+    return _installed
 
 
 def _tilelang():
@@ -137,14 +145,15 @@ def _operands(op: str, out: torch.Tensor, inputs) -> list[torch.Tensor]:
     return [t.view(-1) for t in (*inputs, out)]
 
 
-class DirectLaunch:
-    """Calls a compiled kernel's host function with arguments built once.
+class KernelPlan:
+    """A compiled kernel's host function and the dynamic sizes of one layout, called on
+    buffers given per call: holds no tensor, so the eager plan cache can keep it.
 
     TileLang's Python call path re-derives pointers, dynamic sizes, device and stream from the
-    tensors on every call (~50 us on a CPU). For a prepared op they never change, so they are
-    built here once, as TileLang's own wrapper builds them: one pointer per tensor parameter,
-    then each dynamic size (int64) in the kernel's order, then the stream (read per call,
-    because the caller may switch streams). Measured by tests/run_ops.py --mode bench (host us).
+    tensors on every call (~50 us on a CPU). For one layout the sizes never change, so they
+    are built here once, as TileLang's own wrapper builds them: one pointer per tensor
+    parameter, then each dynamic size (int64) in the kernel's order, then the stream.
+    Measured by tests/run_ops.py --mode bench (host us).
     """
 
     def __init__(self, kernel, operands: list[torch.Tensor]):
@@ -155,15 +164,53 @@ class DirectLaunch:
             if ref_kind != 0:  # 0: a dimension of a tensor; our kernels take no stride or scalar sizes
                 raise UnsupportedError(f"tilelang: dynamic symbol of kind {ref_kind} in {kernel}")
             sizes.append(ctypes.c_int64(operands[tensor].shape[dim]))
-        self._operands = operands  # the pointers below must stay valid as long as this object lives
-        self._args = [ctypes.c_void_p(t.data_ptr()) for t in operands] + sizes
+        self.sizes = sizes
+        self.workspace_bytes = 0
         device = operands[0].device
         self._cuda_index = device.index if device.type == "cuda" else None
 
-    def __call__(self) -> None:
-        stream = 0 if self._cuda_index is None else torch._C._cuda_getCurrentRawStream(self._cuda_index)
-        if self._call(*self._args, ctypes.c_void_p(stream)) != 0:
+    def launch(self, args: list, stream: int | None = None) -> None:
+        """Call with ``args`` (a ctypes pointer per operand, then the sizes) on ``stream``
+        (the device's current stream when None)."""
+        if stream is None:
+            stream = 0 if self._cuda_index is None else torch._C._cuda_getCurrentRawStream(self._cuda_index)
+        if self._call(*args, ctypes.c_void_p(stream)) != 0:
             raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
+
+    def call(self, out, *inputs_and_stream) -> int:
+        """The plan-cache entry point, as binding.Plan.call: data pointers in the C order (out's
+        first), then the stream; raises on failure, else returns 0."""
+        *inputs, stream = inputs_and_stream
+        self.launch([*map(ctypes.c_void_p, inputs), ctypes.c_void_p(out), *self.sizes], stream)
+        return 0
+
+    def close(self) -> None:
+        pass
+
+
+class DirectLaunch:
+    """A KernelPlan bound to its operands: calling it launches with arguments built once
+    (the prepared steady state)."""
+
+    def __init__(self, kernel, operands: list[torch.Tensor]):
+        self.plan = KernelPlan(kernel, operands)
+        self._operands = operands  # the pointers below must stay valid as long as this object lives
+        self._args = [ctypes.c_void_p(t.data_ptr()) for t in operands] + self.plan.sizes
+
+    def __call__(self) -> None:
+        self.plan.launch(self._args)
+
+
+class _NothingToLaunch:
+    """The plan of an empty output: there is nothing to do (a zero-block launch is an error on the GPU)."""
+
+    workspace_bytes = 0
+
+    def call(self, *pointers_and_stream) -> int:
+        return 0
+
+    def close(self) -> None:
+        pass
 
 
 class TileLangPrepared(PreparedBase):
@@ -181,6 +228,8 @@ class TileLangPrepared(PreparedBase):
         self._kernel = compiled(op, dtypes, gpu, variant(op, gpu, _row_len(inputs[0])))
         # None for an empty output: a zero-block launch is an error on the GPU, and there is nothing to do
         self._launch = DirectLaunch(self._kernel, _operands(op, out, inputs)) if out.numel() else None
+        # an empty input with a non-empty output (a sum over an empty dim) gets a stand-in operand
+        self._plain_operands = all(t.numel() for t in inputs) or not out.numel()
         self._closed = False
 
     def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -194,6 +243,15 @@ class TileLangPrepared(PreparedBase):
         if out.numel():
             self._kernel(*_operands(self.op, out, inputs))
         return out
+
+    def detach_plan(self):
+        """The kernel and sizes for the eager plan cache (no tensors), and close; None where the
+        operands are not the tensors' own buffers (an empty input summed into a non-empty out)."""
+        launch, plain = self._launch, self._plain_operands and not self._closed
+        self.close()
+        if not plain:
+            return None
+        return _NothingToLaunch() if launch is None else launch.plan
 
     def close(self) -> None:
         self._closed = True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
 SIGNATURE = OpSignature("copy", inputs=("input",), in_place_ok=True)
 
@@ -20,8 +20,7 @@ def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.d
         out = torch.empty(input.shape, dtype=dtype or input.dtype, device=input.device)
     elif dtype is not None and checks.float_tensor("copy", "out", out).dtype != dtype:
         raise TypeError(f"copy: dtype={dtype} disagrees with out's dtype {out.dtype}")
-    with prepare_copy(out, input, backend=backend) as prepared:
-        return prepared.run()
+    return run_eager(SIGNATURE, out, (input,), (), backend, lambda: prepare_copy(out, input, backend=backend))
 
 
 def prepare_copy(out: torch.Tensor, input: torch.Tensor, *, backend: str | None = None) -> PreparedOp:

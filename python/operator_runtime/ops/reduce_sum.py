@@ -6,7 +6,7 @@ import ctypes
 
 import torch
 
-from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
 SIGNATURE = OpSignature("reduce_sum", inputs=("input",), attrs=(ctypes.c_int64, ctypes.c_int32))
 
@@ -17,8 +17,8 @@ def reduce_sum(input: torch.Tensor, dim: int, keepdim: bool = False, *, out: tor
     input = checks.float_tensor("reduce_sum", "input", input)
     if out is None:
         out = torch.empty(_result_shape(input, dim, keepdim), dtype=input.dtype, device=input.device)
-    with prepare_reduce_sum(out, input, dim, keepdim, backend=backend) as prepared:
-        return prepared.run()
+    return run_eager(SIGNATURE, out, (input,), (dim, keepdim), backend,
+                     lambda: prepare_reduce_sum(out, input, dim, keepdim, backend=backend))
 
 
 def prepare_reduce_sum(out: torch.Tensor, input: torch.Tensor, dim: int, keepdim: bool = False, *,

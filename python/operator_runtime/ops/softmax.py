@@ -6,7 +6,7 @@ import ctypes
 
 import torch
 
-from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
 SIGNATURE = OpSignature("softmax", inputs=("input",), attrs=(ctypes.c_int64,))
 
@@ -17,8 +17,8 @@ def softmax(input: torch.Tensor, dim: int, *, out: torch.Tensor | None = None,
     input = checks.float_tensor("softmax", "input", input)
     if out is None:
         out = torch.empty(input.shape, dtype=input.dtype, device=input.device)
-    with prepare_softmax(out, input, dim, backend=backend) as prepared:
-        return prepared.run()
+    return run_eager(SIGNATURE, out, (input,), (dim,), backend,
+                     lambda: prepare_softmax(out, input, dim, backend=backend))
 
 
 def prepare_softmax(out: torch.Tensor, input: torch.Tensor, dim: int, *, backend: str | None = None) -> PreparedOp:

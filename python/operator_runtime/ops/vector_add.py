@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from .._internal import OpSignature, PreparedOp, bind_prepared, checks
+from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
 SIGNATURE = OpSignature("vector_add", inputs=("a", "b"), in_place_ok=True)
 
@@ -15,8 +15,7 @@ def vector_add(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = N
     a, b = checks.float_tensor("vector_add", "a", a), checks.float_tensor("vector_add", "b", b)
     if out is None:
         out = torch.empty(_broadcast_shape(a, b), dtype=a.dtype, device=a.device)
-    with prepare_vector_add(out, a, b, backend=backend) as prepared:
-        return prepared.run()
+    return run_eager(SIGNATURE, out, (a, b), (), backend, lambda: prepare_vector_add(out, a, b, backend=backend))
 
 
 def prepare_vector_add(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,

@@ -1,0 +1,232 @@
+"""The eager calls' plan cache: a descriptor and workspace per layout, made once and reused.
+
+``ort.softmax(x, -1, out=y)`` would otherwise create, size and destroy a descriptor (and
+allocate a workspace) on every call. Here the first call of a layout runs the whole
+prepare_<op> path (every check, every error message); later calls of the same key skip
+straight to execute.
+
+The key is (op, the backend asked for, the current CUDA stream on a GPU, each attribute as
+given with whether it is a bool, and per tensor (strided only): shape, strides, dtype,
+device). Everything prepare_<op> checks or create() plans from is a function of that key,
+except where the buffers lie in memory: so out's overlap with the inputs is checked on every
+call, from byte extents computed once per key. A plan holds no reference to a caller's
+tensor, only its own descriptor and workspace.
+
+Threads: a call takes its plan out of the cache (an atomic dict pop) and puts it back after
+execute, so no two calls ever use one plan (its workspace) at the same time, and eviction
+never destroys a plan in use; a second thread with the same key meanwhile makes a plan of
+its own (the second one put back is destroyed). On a GPU the stream is in the key, so the
+asynchronous kernels that use one workspace are ordered on one stream.
+
+Bounded: at most ``maxsize`` idle plans, the least recently used destroyed first, none with
+a workspace over MAX_WORKSPACE_BYTES. Nothing outside invalidates it: a plan depends on its
+key alone (multi-GPU plans are created on their tensors' device). Calls captured into a CUDA
+graph bypass it (see _capturing).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from typing import Callable, NamedTuple
+
+import torch
+
+from . import checks
+
+MAXSIZE = 64
+# A plan with a larger workspace is not kept: it would pin that memory while idle, and a call
+# that needs so much scratch moves far more data than making the descriptor costs.
+MAX_WORKSPACE_BYTES = 1 << 20
+
+_Tensor = torch.Tensor
+_strided = torch.strided
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_raw_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None)
+
+
+class CacheInfo(NamedTuple):
+    hits: int
+    misses: int
+    size: int       # plans held (idle) now
+    maxsize: int
+
+
+class _Entry:
+    """A plan and what the per-call overlap check needs for its layout."""
+
+    __slots__ = ("plan", "out_extent", "inputs")
+
+    def __init__(self, plan, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], in_place_ok: bool):
+        self.plan = plan
+        self.out_extent = _extent(out)
+        out_layout = (out.shape, out.stride(), out.dtype)
+        # per input: byte extent, and whether an input at out's very address is allowed (a += b)
+        self.inputs = tuple((_extent(t), in_place_ok and (t.shape, t.stride(), t.dtype) == out_layout)
+                            for t in inputs)
+
+    def close(self) -> None:
+        self.plan.close()
+
+
+def _extent(t: torch.Tensor) -> int:
+    """Bytes from t's first element to just past its last (0 when empty): checks._byte_range's span."""
+    if t.numel() == 0:
+        return 0
+    return (sum((size - 1) * stride for size, stride in zip(t.shape, t.stride())) + 1) * t.element_size()
+
+
+class PlanCache:
+    """Idle plans by key, one per key, least recently used first; thread-safe, bounded.
+
+    A hit pops its plan (one atomic dict operation: two threads never get the same plan) and
+    put() inserts it again, at the end: so the dict's order is the LRU order, for free.
+    """
+
+    def __init__(self, maxsize: int = MAXSIZE):
+        self.maxsize = maxsize
+        self._idle: dict[tuple, _Entry] = {}
+        self._lock = threading.Lock()  # eviction and clear(); take and put need none
+        self._hits = self._misses = 0  # statistics, counted without a lock: exact in one thread
+
+    def take(self, key: tuple) -> _Entry | None:
+        """The idle plan of ``key``, now the caller's alone until put() back; None on a miss."""
+        entry = self._idle.pop(key, None)
+        if entry is None:
+            self._misses += 1
+        else:
+            self._hits += 1
+        return entry
+
+    def put(self, key: tuple, entry: _Entry) -> None:
+        """Keep ``entry`` (taken, or new) as the idle plan of ``key``; evict beyond maxsize."""
+        if self._idle.setdefault(key, entry) is not entry:
+            entry.close()  # another thread's plan of this key came back first: one is enough
+        elif len(self._idle) > self.maxsize:
+            self._evict()
+
+    def _evict(self) -> None:
+        with self._lock:
+            while len(self._idle) > self.maxsize:
+                try:
+                    oldest = next(iter(self._idle))
+                    entry = self._idle.pop(oldest)
+                except (StopIteration, KeyError, RuntimeError):  # taken meanwhile by a call: look again
+                    continue
+                entry.close()  # idle, so no call is using it
+
+    def info(self) -> CacheInfo:
+        return CacheInfo(self._hits, self._misses, len(self._idle), self.maxsize)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._hits = self._misses = 0
+            while self._idle:
+                try:
+                    entry = self._idle.pop(next(iter(self._idle)))
+                except (StopIteration, KeyError, RuntimeError):
+                    continue
+                entry.close()
+
+
+_cache = PlanCache()
+# Destroy the plans while the libraries and the CUDA context are still there.
+atexit.register(_cache.clear)
+if hasattr(os, "register_at_fork"):  # a fork while another thread held the lock must not deadlock the child
+    os.register_at_fork(after_in_child=lambda: setattr(_cache, "_lock", threading.Lock()))
+
+
+def cache_info() -> CacheInfo:
+    """Hits, misses and size of the eager calls' plan cache (as functools.lru_cache reports)."""
+    return _cache.info()
+
+
+def cache_clear() -> None:
+    """Destroy every cached plan and reset the counts (plans in use finish first, then go)."""
+    _cache.clear()
+
+
+def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
+    """The plan's key; its item 2 is the current CUDA stream (None on the CPU). None when the
+    call is not one the cache keys (anything unusual: the prepare path checks and reports it).
+    ``inputs`` have passed checks.float_tensor (strided tensors of a supported dtype); out not yet."""
+    if backend is not None and type(backend) is not str:
+        return None
+    bools = 0  # which attributes are bools: keepdim=1 and dim=True are errors, not hits of True and 1
+    for a in attrs:
+        t = type(a)
+        if t is bool:
+            bools = 2 * bools + 1
+        elif t is not int:
+            return None
+        else:
+            bools *= 2
+    if not isinstance(out, _Tensor) or out.layout is not _strided:
+        return None
+    device = out.device
+    stream = None
+    if out.is_cuda:
+        if _capturing():  # a CUDA graph keeps the addresses it captured: no workspace of ours in it
+            return None
+        stream = _stream(device.index)
+    key = (op, backend, stream, attrs, bools, device, out.shape, out.stride(), out.dtype)
+    for t in inputs:
+        key += (t.shape, t.stride(), t.dtype, t.device)
+    return key
+
+
+def _capturing() -> bool:
+    """Whether the current CUDA stream is capturing a graph. A plan made outside the capture
+    would put its workspace into the graph and still hand it to later calls (or free it on
+    eviction while the graph replays); one made inside would hold the graph's private memory.
+    So captured calls go the prepare way, as before the cache: workspace from the graph's pool."""
+    if _raw_capturing is not None:
+        return _raw_capturing()
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _stream(index: int) -> int:
+    if _raw_stream is not None:  # ~10x cheaper than the public API
+        return _raw_stream(index)
+    return torch.cuda.current_stream(index).cuda_stream
+
+
+def run_eager(signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple, backend,
+              prepare: Callable[[], object]) -> torch.Tensor:
+    """An eager call: execute the cached plan of this key, or run ``prepare()`` (the op's
+    prepare_<op>, with all its checks) once and keep its plan. ``inputs`` have passed
+    checks.float_tensor; ``attrs`` are as the caller gave them."""
+    try:
+        key = _key(signature.name, backend, out, inputs, attrs)
+    except Exception:  # e.g. a tensor without strides; prepare() says what is wrong with it
+        key = None
+    if key is not None:
+        entry = _cache.take(key)
+        if entry is not None:
+            try:
+                # The layouts are the key's; only the addresses are new: out must overlap no input.
+                o = out.data_ptr()
+                o_end = o + entry.out_extent
+                pointers = [o]
+                for t, (extent, identical_ok) in zip(inputs, entry.inputs):
+                    p = t.data_ptr()
+                    if p < o_end and o < p + extent and not (identical_ok and p == o):
+                        checks.disjoint_from_out(signature.name, out, dict(zip(signature.inputs, inputs)),
+                                                 signature.in_place_ok)  # raises the prepare path's error
+                    pointers.append(p)
+                code = entry.plan.call(*pointers, key[2])
+                if code:
+                    entry.plan.raise_for(code)
+            finally:
+                _cache.put(key, entry)
+            return out
+    with prepare() as prepared:
+        prepared.run()
+        plan = prepared.detach_plan() if key is not None else None
+    if plan is not None:
+        if plan.workspace_bytes > MAX_WORKSPACE_BYTES:
+            plan.close()
+        else:
+            _cache.put(key, _Entry(plan, out, inputs, signature.in_place_ok))
+    return out

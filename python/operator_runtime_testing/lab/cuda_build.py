@@ -154,16 +154,18 @@ def build_library(op: str, student_source: str) -> Path:
     return lib
 
 
-def host_problems(lib: Path) -> list[str]:
+def host_problems(lib: Path, extra_allowed: re.Pattern | None = None) -> list[str]:
     """What the host code of a built library or object file may not do: import a function outside
-    ALLOWED_*, or hold a system-call instruction. Empty for a clean lab kernel."""
+    ALLOWED_* (or ``extra_allowed``, a pattern a whole name must match: the CPU build's object),
+    or hold a system-call instruction. Empty for a clean lab kernel."""
     dynamic = ["-D"] if lib.suffix == ".so" else []  # an object file (no GPU here) lists them plainly
     result = subprocess.run(["nm", *dynamic, "--undefined-only", str(lib)], capture_output=True, text=True,
                             timeout=60)
     if result.returncode:
         raise RuntimeError(f"nm could not read {lib.name}: {result.stderr.strip()[:300]}")
     names = {line.split()[-1].split("@")[0] for line in result.stdout.splitlines() if line.strip()}
-    bad = sorted(n for n in names if n not in ALLOWED_IMPORTS and not n.startswith(ALLOWED_PREFIXES))
+    bad = sorted(n for n in names if n not in ALLOWED_IMPORTS and not n.startswith(ALLOWED_PREFIXES)
+                 and not (extra_allowed and extra_allowed.fullmatch(n)))
     problems = [f"calls {', '.join(bad)}"] if bad else []
     code = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(lib)], capture_output=True, text=True,
                           timeout=120)

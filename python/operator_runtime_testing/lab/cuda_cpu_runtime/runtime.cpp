@@ -1,0 +1,738 @@
+// The CPU runtime of a lab kernel's CUDA source (cuda_cpu.py builds it once, as a trusted object
+// of its own, and links it with the student's object; the student's object alone is checked
+// against the grader's allowlist).
+//
+// Threads: every CUDA thread of a block is a fiber with a stack of its own; the blocks of a
+// launch run one after the other. A fiber runs until it reaches __syncthreads or a warp collective
+// (shuffle, ballot, __syncwarp), where it switches back to the scheduler (a hand-written switch of
+// the callee-saved registers: no system call, unlike swapcontext). The barrier releases when every
+// thread of the block waits at the same __syncthreads; a collective completes when every lane of
+// its mask has arrived, with the values each lane brought (lockstep semantics). When nothing can
+// run and threads still wait, the kernel deadlocked on a GPU: the report says who waits where,
+// and which thread exited or waits elsewhere.
+//
+// Memory: the student's object is compiled with -fsanitize=thread, so GCC calls __tsan_readN /
+// __tsan_writeN before each of its loads and stores; those are defined here (TSan itself is
+// never linked). Each address is classified: a fiber's stack (locals: free), one of the buffers
+// the lab passed (inside: free; in the guard regions around it: an out-of-bounds access, recorded
+// with its index, and harmless because the guards are the lab's memory), static memory of the
+// library (__shared__ variables are function-local statics: the race check), anything else (a
+// wild access: the kernel is stopped before it happens). The race check records, per byte of
+// shared memory and per barrier epoch, who wrote and who read it; two threads touching the same
+// byte in one epoch, one of them writing, is a race unless both are lanes of one warp with a warp
+// collective between the accesses.
+#include "cuda_on_cpu.h"
+
+#undef printf
+#undef threadIdx
+#undef blockIdx
+#undef blockDim
+#undef gridDim
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <cstdarg>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace __cuda_cpu {
+Builtins builtins;
+}
+
+using namespace __cuda_cpu;
+
+namespace {
+
+enum State { RUNNABLE, AT_BARRIER, AT_COLLECTIVE, EXITED };
+
+struct Fiber {
+  void* sp;
+  int state, line;
+  uint3 tid;
+  int kind, size, arg, width;
+  unsigned mask;
+  unsigned char value[16];
+  int predicate[2];
+};
+
+struct Buffer {
+  uintptr_t lo, len, guard_lo, guard_len;
+  long long elem;
+};
+
+struct Cell {  // one byte of shared memory, this barrier epoch
+  uintptr_t addr;
+  unsigned stamp;
+  int writer, reader[2];
+  unsigned writer_sync, reader_sync[2];
+  void *writer_pc, *reader_pc[2];
+};
+
+constexpr size_t STACK = 256 << 10;
+constexpr unsigned CELLS = 1u << 17;
+
+struct Runtime {
+  std::vector<Fiber> fibers;
+  char* stacks = nullptr;
+  size_t stacks_len = 0;
+  int nthreads = 0, current = -1, at_barrier = 0, exited = 0, barrier_gen = 0;
+  void* scheduler_sp = nullptr;
+  void (*body)(void*) = nullptr;
+  void* context = nullptr;
+  bool active = false, aborted = false, in_atomic = false, tracking = true;
+  Buffer buffers[8];
+  int nbuffers = 0;
+  uintptr_t host_lo = 0, host_len = 0, lib_base = 0;
+  std::vector<std::pair<uintptr_t, uintptr_t>> writable, readonly;
+  char* dynamic = nullptr;
+  size_t dynamic_len = 0, dynamic_cap = 0;
+  unsigned stamp = 0, cells_used = 0;
+  std::vector<unsigned> warp_sync;
+  Cell* cells = nullptr;
+  std::string report;
+  long long oob_count[8][2] = {};
+  // who wrote each element of the output (the last buffer) this launch: (global thread + 1, epoch)
+  std::vector<std::pair<unsigned, unsigned>> written;
+  long long block_linear = 0, double_writes = 0;
+  long long race_count = 0, wild_count = 0;
+  int last_error = 0;
+  long long clock = 0;
+};
+Runtime* rt = nullptr;
+
+Runtime& R() {
+  if (!rt) rt = new Runtime();
+  return *rt;
+}
+
+// ---- context switch ----
+#if defined(__x86_64__)
+extern "C" void __cuda_cpu_switch(void** save, void* to);
+asm(R"(
+.text
+.globl __cuda_cpu_switch
+.hidden __cuda_cpu_switch
+.type __cuda_cpu_switch,@function
+__cuda_cpu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+.size __cuda_cpu_switch, .-__cuda_cpu_switch
+)");
+
+void fiber_main();
+
+void* initial_stack(char* lo, size_t size) {
+  uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
+  uint64_t* sp = (uint64_t*)top;
+  *--sp = 0;                             // where fiber_main would return to: it never returns
+  *--sp = (uint64_t)(uintptr_t)&fiber_main;
+  for (int i = 0; i < 6; ++i) *--sp = 0;  // rbp rbx r12 r13 r14 r15
+  --sp;
+  uint32_t csr;
+  uint16_t cw;
+  asm volatile("stmxcsr %0" : "=m"(csr));
+  asm volatile("fnstcw %0" : "=m"(cw));
+  ((uint32_t*)sp)[0] = csr;
+  ((uint16_t*)sp)[2] = cw;
+  return sp;
+}
+#else
+#error "the CPU build of CUDA kernels needs x86-64 (the fiber switch is written for it)"
+#endif
+
+void to_scheduler() {
+  Runtime& r = R();
+  __cuda_cpu_switch(&r.fibers[r.current].sp, r.scheduler_sp);
+}
+
+// ---- reports ----
+std::string fmt(const char* f, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+std::string where(int t) {
+  const Runtime& r = R();
+  const uint3 b = builtins.blockIdx, i = r.fibers[t].tid;
+  return fmt("block=%u,%u,%u|thread=%u,%u,%u", b.x, b.y, b.z, i.x, i.y, i.z);
+}
+std::string other(int t) {
+  const uint3 i = R().fibers[t].tid;
+  return fmt("other_thread=%u,%u,%u", i.x, i.y, i.z);
+}
+uintptr_t pc_off(void* pc) { return (uintptr_t)pc - R().lib_base; }
+
+// A fault after which the kernel cannot go on (the GPU would hang or compute garbage): stop it.
+void record(const std::string& line) {
+  Runtime& r = R();
+  r.report += line + "\n";
+  r.aborted = true;
+}
+[[noreturn]] void fatal(const std::string& line) {
+  record(line);
+  to_scheduler();
+  abort();  // never resumed
+}
+
+int lane_of(int t) { return t % 32; }
+
+// ---- memory ----
+void shared_access(uintptr_t a, int size, bool write, void* pc) {
+  Runtime& r = R();
+  if (!r.tracking || r.in_atomic) return;
+  const int t = r.current, w = t / 32;
+  const unsigned sync = r.warp_sync[w];
+  auto ordered = [&](int u, unsigned usync) { return u == t || (u / 32 == w && usync != sync); };
+  for (int k = 0; k < size; ++k) {
+    const uintptr_t byte = a + k;
+    unsigned h = (unsigned)((byte * 0x9E3779B97F4A7C15ull) >> 47) & (CELLS - 1);
+    Cell* c = nullptr;
+    for (unsigned probe = 0; probe < CELLS; ++probe, h = (h + 1) & (CELLS - 1)) {
+      Cell& x = r.cells[h];
+      if (x.stamp != r.stamp) {
+        if (++r.cells_used > CELLS / 2) { r.tracking = false; return; }  // too much to track: stop
+        x = Cell{byte, r.stamp, -1, {-1, -1}, 0, {0, 0}, nullptr, {nullptr, nullptr}};
+        c = &x;
+        break;
+      }
+      if (x.addr == byte) { c = &x; break; }
+    }
+    if (!c) return;
+    int before = -1;
+    void* before_pc = nullptr;
+    bool before_write = false;
+    if (c->writer >= 0 && !ordered(c->writer, c->writer_sync)) {
+      before = c->writer, before_pc = c->writer_pc, before_write = true;
+    } else if (write) {
+      for (int i = 0; i < 2 && before < 0; ++i)
+        if (c->reader[i] >= 0 && !ordered(c->reader[i], c->reader_sync[i])) before = c->reader[i], before_pc = c->reader_pc[i];
+    }
+    if (before >= 0) {
+      const bool in_dynamic = r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len;
+      if (r.race_count++ == 0)
+        r.report += fmt("kind=race|rw=%s|pc=%lu|other_rw=%s|other_pc=%lu|addr=%lu|size=%d|%s", write ? "write" : "read",
+                        pc_off(pc), before_write ? "write" : "read", pc_off(before_pc), (unsigned long)(in_dynamic ? a - (uintptr_t)r.dynamic : a - r.lib_base),
+                        size, in_dynamic ? "dynamic=1|" : "") +
+                    where(t) + "|" + other(before) + "\n";
+      return;
+    }
+    if (write) {
+      c->writer = t, c->writer_sync = sync, c->writer_pc = pc;
+    } else {
+      for (int i = 0; i < 2; ++i) {
+        if (c->reader[i] == t) { c->reader_sync[i] = sync; break; }
+        if (c->reader[i] < 0) { c->reader[i] = t, c->reader_sync[i] = sync, c->reader_pc[i] = pc; break; }
+      }
+    }
+  }
+}
+
+void wild(uintptr_t a, int size, bool write, void* pc) {
+  Runtime& r = R();
+  std::string near;
+  long long best = -1;
+  for (int b = 0; b < r.nbuffers; ++b) {
+    const Buffer& B = r.buffers[b];
+    const long long d = a >= B.lo + B.len ? (long long)(a - (B.lo + B.len)) : (long long)(B.lo - a);
+    if (best < 0 || d < best) {
+      best = d;
+      near = fmt("near=%d|index=%lld", b, (long long)((long long)(a - B.lo) >= 0 ? (long long)(a - B.lo) / B.elem
+                                                                                  : -(long long)((B.lo - a + B.elem - 1) / B.elem)));
+    }
+  }
+  fatal(fmt("kind=wild|rw=%s|size=%d|pc=%lu|", write ? "write" : "read", size, pc_off(pc)) + near + "|" + where(r.current));
+}
+
+// Two threads writing one element of the output: on a GPU either may land last (a race on global
+// memory; a grid-stride loop with the wrong step makes them). Ordered writes (same thread, or the
+// same block across a __syncthreads) are fine.
+void output_write(uintptr_t a, void* pc) {
+  Runtime& r = R();
+  const Buffer& B = r.buffers[r.nbuffers - 1];
+  const size_t index = (a - B.lo) / B.elem;
+  if (index >= r.written.size()) return;
+  const unsigned me = (unsigned)(r.block_linear * r.nthreads + r.current + 1);
+  auto& w = r.written[index];
+  if (w.first && w.first != me) {
+    const long long other_block = (w.first - 1) / r.nthreads;
+    if (other_block != r.block_linear || w.second == r.stamp) {
+      if (r.double_writes++ == 0) {
+        const int ot = (int)((w.first - 1) % r.nthreads);
+        const dim3 g = builtins.gridDim;
+        const uint3 t = r.fibers[ot].tid;
+        r.report += fmt("kind=double_write|buf=%d|index=%zu|pc=%lu|other_block=%lld,%lld,%lld|other_thread=%u,%u,%u|",
+                        r.nbuffers - 1, index, pc_off(pc), other_block % g.x, other_block / g.x % g.y,
+                        other_block / ((long long)g.x * g.y), t.x, t.y, t.z) + where(r.current) + "\n";
+      }
+    }
+  }
+  w.first = me, w.second = r.stamp;
+}
+
+inline void access(void* p, int size, bool write, void* pc) {
+  Runtime* rp = rt;
+  if (!rp || !rp->active || rp->current < 0) return;
+  Runtime& r = *rp;
+  const uintptr_t a = (uintptr_t)p;
+  if (a - (uintptr_t)r.stacks < r.stacks_len) return;  // a fiber's locals
+  for (int b = 0; b < r.nbuffers; ++b) {
+    const Buffer& B = r.buffers[b];
+    if (a - B.guard_lo < B.guard_len) {
+      if (a - B.lo < B.len && a + size - B.lo <= B.len) {
+        if (write && b == r.nbuffers - 1 && !r.in_atomic) output_write(a, pc);
+        return;
+      }
+      if (r.oob_count[b][write]++ == 0) {
+        const long long off = (long long)(a - B.lo);
+        const long long index = off >= 0 ? off / B.elem : -((-off + B.elem - 1) / B.elem);
+        r.report += fmt("kind=oob|rw=%s|buf=%d|index=%lld|pc=%lu|", write ? "write" : "read", b, index, pc_off(pc)) +
+                    where(r.current) + "\n";
+      }
+      return;  // the guards are the lab's memory: the access is harmless, and the output says more
+    }
+  }
+  if (a - (uintptr_t)&builtins < sizeof builtins) return;
+  if (a - r.host_lo < r.host_len) return;  // the launcher's arguments, on the calling thread's stack
+  if (r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len) return shared_access(a, size, write, pc);
+  for (auto& s : r.writable)
+    if (a - s.first < s.second) return shared_access(a, size, write, pc);
+  if (!write)
+    for (auto& s : r.readonly)
+      if (a - s.first < s.second) return;
+  wild(a, size, write, pc);
+}
+
+// ---- scheduling ----
+void finish_thread();
+
+void fiber_main() {
+  Runtime& r = R();
+  r.body(r.context);
+  finish_thread();
+}
+
+void release_barrier() {
+  Runtime& r = R();
+  for (auto& f : r.fibers)
+    if (f.state == AT_BARRIER) f.state = RUNNABLE;
+  r.at_barrier = 0;
+  ++r.barrier_gen;
+  ++r.stamp, r.cells_used = 0;  // a new epoch: what came before the barrier is ordered
+}
+
+const char* kind_name(int kind) {
+  switch (kind) {
+    case SHFL: return "__shfl_sync";
+    case SHFL_UP: return "__shfl_up_sync";
+    case SHFL_DOWN: return "__shfl_down_sync";
+    case SHFL_XOR: return "__shfl_xor_sync";
+    case BALLOT: return "__ballot_sync";
+    case ANY: return "__any_sync";
+    case ALL: return "__all_sync";
+    case SYNCWARP: return "__syncwarp";
+    default: return "a warp collective";
+  }
+}
+
+std::string waits_where(const Fiber& f) {
+  if (f.state == EXITED) return "exited=1";
+  if (f.state == AT_BARRIER) return fmt("at_barrier=%d", f.line);
+  if (f.state == AT_COLLECTIVE) return fmt("at_collective=%s|at_line=%d", kind_name(f.kind), f.line);
+  return "running=1";
+}
+
+// Nothing can run, and threads still wait: on a GPU this kernel hangs (or worse). Say why.
+void stuck() {
+  Runtime& r = R();
+  int waiter = -1, gone = -1, elsewhere = -1, shuffling = -1;
+  for (int t = 0; t < r.nthreads; ++t) {
+    const Fiber& f = r.fibers[t];
+    if (f.state == AT_BARRIER && waiter < 0) waiter = t;
+    if (f.state == EXITED && gone < 0) gone = t;
+    if (f.state == AT_COLLECTIVE && shuffling < 0) shuffling = t;
+  }
+  if (waiter >= 0) {  // a barrier some threads did not reach: the first of them names the fault
+    for (int t = 0; t < r.nthreads; ++t)
+      if (r.fibers[t].state == AT_BARRIER && r.fibers[t].line != r.fibers[waiter].line && elsewhere < 0) elsewhere = t;
+    r.current = waiter;
+    if (elsewhere >= 0)
+      return record(fmt("kind=barrier_divergence|line=%d|other_line=%d|", r.fibers[waiter].line, r.fibers[elsewhere].line) +
+                    where(waiter) + "|" + other(elsewhere));
+    const int o = gone >= 0 ? gone : shuffling >= 0 ? shuffling : waiter;
+    return record(fmt("kind=barrier_exit|line=%d|", r.fibers[waiter].line) + where(waiter) + "|" + other(o) + "|" +
+                  waits_where(r.fibers[o]));
+  }
+  for (int t = 0; t < r.nthreads; ++t) {
+    const Fiber& f = r.fibers[t];
+    if (f.state != AT_COLLECTIVE) continue;
+    const int base = t - lane_of(t);
+    for (int l = 0; l < 32; ++l) {
+      if (!((f.mask >> l) & 1u) || base + l >= r.nthreads) continue;
+      const Fiber& g = r.fibers[base + l];
+      if (g.state == AT_COLLECTIVE) continue;
+      r.current = t;
+      return record(fmt("kind=shfl_waits|op=%s|line=%d|mask=%u|lane=%d|", kind_name(f.kind), f.line, f.mask, l) +
+                    where(t) + "|" + other(base + l) + "|" + waits_where(g));
+    }
+  }
+  // lanes of one warp wait at collectives with different masks that never complete
+  if (shuffling >= 0) {
+    r.current = shuffling;
+    const Fiber& f = r.fibers[shuffling];
+    record(fmt("kind=shfl_waits|op=%s|line=%d|mask=%u|lane=%d|", kind_name(f.kind), f.line, f.mask, lane_of(shuffling)) +
+           where(shuffling) + "|" + other(shuffling) + "|" + waits_where(f));
+  }
+}
+
+void finish_thread() {
+  Runtime& r = R();
+  const int t = r.current, base = t - lane_of(t);
+  r.fibers[t].state = EXITED;
+  ++r.exited;
+  for (int l = 0; l < 32 && base + l < r.nthreads; ++l) {
+    const Fiber& g = r.fibers[base + l];
+    if (g.state == AT_COLLECTIVE && ((g.mask >> lane_of(t)) & 1u)) {
+      r.current = base + l;
+      r.aborted = true;
+      r.report += fmt("kind=shfl_exited|op=%s|line=%d|mask=%u|lane=%d|", kind_name(g.kind), g.line, g.mask, lane_of(t)) +
+                  where(base + l) + "|" + other(t) + "\n";
+      break;
+    }
+  }
+  r.current = t;
+  to_scheduler();
+  abort();
+}
+
+void yield_to_scheduler() { to_scheduler(); }
+
+void run_block() {
+  Runtime& r = R();
+  while (r.exited < r.nthreads) {
+    bool ran = false;
+    for (int t = 0; t < r.nthreads; ++t) {
+      if (r.fibers[t].state != RUNNABLE) continue;
+      r.current = t;
+      builtins.threadIdx = r.fibers[t].tid;
+      __cuda_cpu_switch(&r.scheduler_sp, r.fibers[t].sp);
+      ran = true;
+      if (r.aborted) return;
+    }
+    if (!ran) return stuck();
+  }
+}
+
+}  // namespace
+
+// ---- the API the header calls ----
+namespace __cuda_cpu {
+
+void syncthreads(int line) {
+  Runtime& r = R();
+  if (!r.active) return;
+  Fiber& f = r.fibers[r.current];
+  f.state = AT_BARRIER;
+  f.line = line;
+  if (++r.at_barrier == r.nthreads) {
+    bool same = true;
+    for (auto& g : r.fibers) same = same && g.line == line;
+    if (same) {
+      release_barrier();
+      return;
+    }
+  }
+  yield_to_scheduler();
+}
+
+int syncthreads_reduce(int kind, int predicate, int line) {
+  Runtime& r = R();
+  if (!r.active) return predicate;
+  const int gen = r.barrier_gen & 1;
+  r.fibers[r.current].predicate[gen] = predicate != 0;
+  syncthreads(line);
+  int count = 0;
+  for (auto& f : r.fibers) count += f.predicate[gen];
+  return kind == 0 ? count : kind == 1 ? count == r.nthreads : count > 0;
+}
+
+void collective(int kind, unsigned mask, void* value, int size, int arg, int width, int line) {
+  Runtime& r = R();
+  if (!r.active) return;
+  const int t = r.current, lane = lane_of(t), base = t - lane;
+  const int lanes = r.nthreads - base < 32 ? r.nthreads - base : 32;
+  Fiber& f = r.fibers[t];
+  if (!((mask >> lane) & 1u))
+    fatal(fmt("kind=shfl_self|op=%s|line=%d|mask=%u|lane=%d|", kind_name(kind), line, mask, lane) + where(t));
+  if (lanes < 32 && (mask >> lanes))
+    fatal(fmt("kind=shfl_beyond|op=%s|line=%d|mask=%u|lanes=%d|", kind_name(kind), line, mask, lanes) + where(t));
+  if (kind <= SHFL_XOR && (width < 1 || width > 32 || (width & (width - 1))))
+    fatal(fmt("kind=shfl_width|op=%s|line=%d|width=%d|", kind_name(kind), line, width) + where(t));
+  for (int l = 0; l < lanes; ++l)
+    if (((mask >> l) & 1u) && r.fibers[base + l].state == EXITED)
+      fatal(fmt("kind=shfl_exited|op=%s|line=%d|mask=%u|lane=%d|", kind_name(kind), line, mask, l) + where(t) + "|" +
+            other(base + l));
+  f.kind = kind, f.mask = mask, f.arg = arg, f.width = width, f.line = line, f.size = size;
+  std::memcpy(f.value, value, size);
+  f.state = AT_COLLECTIVE;
+  for (int l = 0; l < lanes; ++l)
+    if (((mask >> l) & 1u) && r.fibers[base + l].state != AT_COLLECTIVE) {
+      yield_to_scheduler();
+      std::memcpy(value, f.value, size);
+      return;
+    }
+  // everyone named is here: check they meet at the same collective, then exchange
+  for (int l = 0; l < lanes; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    const Fiber& g = r.fibers[base + l];
+    if (g.kind != kind || g.mask != mask || g.line != line)
+      fatal(fmt("kind=shfl_mismatch|op=%s|line=%d|mask=%u|other_op=%s|other_line=%d|other_mask=%u|", kind_name(kind), line,
+                mask, kind_name(g.kind), g.line, g.mask) + where(t) + "|" + other(base + l));
+  }
+  unsigned char result[32][16];
+  unsigned votes = 0;
+  for (int l = 0; l < lanes; ++l)
+    if (((mask >> l) & 1u) && r.fibers[base + l].value[0]) votes |= 1u << l;
+  for (int l = 0; l < lanes; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    const Fiber& g = r.fibers[base + l];
+    if (kind <= SHFL_XOR) {
+      const int w = g.width, seg = l & ~(w - 1);
+      int src = l;
+      if (kind == SHFL) src = seg + (((g.arg % w) + w) % w);
+      if (kind == SHFL_UP) src = l - (int)(unsigned)g.arg >= seg ? l - (int)(unsigned)g.arg : l;
+      if (kind == SHFL_DOWN) src = l + (int)(unsigned)g.arg < seg + w ? l + (int)(unsigned)g.arg : l;
+      if (kind == SHFL_XOR) src = (l ^ g.arg) < seg + w ? (l ^ g.arg) : l;
+      if (src < 0 || src >= 32) src = l;
+      if (src >= lanes || !((mask >> src) & 1u)) {
+        r.current = base + l;
+        fatal(fmt("kind=shfl_source|op=%s|line=%d|mask=%u|lane=%d|src=%d|", kind_name(kind), line, mask, l, src) +
+              where(base + l));
+      }
+      std::memcpy(result[l], r.fibers[base + src].value, size);
+    } else {
+      unsigned v = kind == BALLOT ? votes : kind == ANY ? votes != 0 : kind == ALL ? votes == (mask & (lanes >= 32 ? ~0u : (1u << lanes) - 1)) : 0;
+      std::memcpy(result[l], &v, sizeof v);
+    }
+  }
+  for (int l = 0; l < lanes; ++l) {
+    if (!((mask >> l) & 1u)) continue;
+    Fiber& g = r.fibers[base + l];
+    std::memcpy(g.value, result[l], size);
+    g.state = RUNNABLE;
+  }
+  ++r.warp_sync[t / 32];
+  std::memcpy(value, f.value, size);
+}
+
+unsigned activemask() {
+  Runtime& r = R();
+  if (!r.active) return 1;
+  const int base = r.current - lane_of(r.current);
+  unsigned m = 0;
+  for (int l = 0; l < 32 && base + l < r.nthreads; ++l)
+    if (r.fibers[base + l].state != EXITED) m |= 1u << l;
+  return m;
+}
+
+void atomic_enter(int) { R().in_atomic = true; }
+void atomic_exit() { R().in_atomic = false; }
+
+void trap(int line) {
+  Runtime& r = R();
+  if (!r.active) abort();
+  fatal(fmt("kind=trap|line=%d|", line) + where(r.current));
+}
+
+void* dynamic_shared() { return R().dynamic; }
+
+int kernel_printf(const char* format, ...) {
+  va_list ap;
+  va_start(ap, format);
+  const int n = vprintf(format, ap);
+  va_end(ap);
+  return n;
+}
+
+long long clock_counter() { return ++R().clock; }
+
+int last_error(bool reset) {
+  Runtime& r = R();
+  const int e = r.last_error;
+  if (reset) r.last_error = 0;
+  return e;
+}
+
+int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), void* context) {
+  Runtime& r = R();
+  const unsigned long long threads = (unsigned long long)block.x * block.y * block.z;
+  if (r.active || threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      grid.y > 65535 || grid.z > 65535 || shared_bytes > (227u << 10)) {
+    r.last_error = cudaErrorInvalidConfiguration;
+    return r.last_error;
+  }
+  const int n = (int)threads;
+  if (r.stacks_len < n * STACK) {
+    if (r.stacks) munmap(r.stacks, r.stacks_len);
+    r.stacks_len = n * STACK;
+    r.stacks = (char*)mmap(nullptr, r.stacks_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r.stacks == MAP_FAILED) {
+      r.stacks = nullptr, r.stacks_len = 0;
+      r.last_error = cudaErrorLaunchFailure;
+      return r.last_error;
+    }
+    for (int t = 0; t < n; ++t) mprotect(r.stacks + t * STACK, 4096, PROT_NONE);  // overflow faults, not corrupts
+  }
+  if (!r.cells) r.cells = (Cell*)calloc(CELLS, sizeof(Cell));
+  if (shared_bytes > r.dynamic_cap) {
+    free(r.dynamic);
+    r.dynamic = (char*)calloc(1, shared_bytes);
+    r.dynamic_cap = shared_bytes;
+  }
+  r.dynamic_len = shared_bytes;
+  r.nthreads = n;
+  r.fibers.assign(n, Fiber{});
+  r.warp_sync.assign((n + 31) / 32, 0);
+  r.body = body, r.context = context;
+  r.aborted = false, r.tracking = true;
+  // the calling thread's stack holds the launcher's arguments, which every thread reads
+  pthread_attr_t attr;
+  void* stack_lo = nullptr;
+  size_t stack_size = 0;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    pthread_attr_getstack(&attr, &stack_lo, &stack_size);
+    pthread_attr_destroy(&attr);
+  }
+  r.host_lo = (uintptr_t)stack_lo, r.host_len = stack_size;
+  builtins.blockDim = block, builtins.gridDim = grid;
+  r.active = true;
+  for (unsigned z = 0; z < grid.z && !r.aborted; ++z)
+    for (unsigned y = 0; y < grid.y && !r.aborted; ++y)
+      for (unsigned x = 0; x < grid.x && !r.aborted; ++x) {
+        builtins.blockIdx = uint3{x, y, z};
+        r.block_linear = ((long long)z * grid.y + y) * grid.x + x;
+        for (int t = 0; t < n; ++t) {
+          Fiber& f = r.fibers[t];
+          f.state = RUNNABLE;
+          f.tid = uint3{(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / (block.x * block.y))};
+          f.sp = initial_stack(r.stacks + t * STACK, STACK);
+        }
+        r.at_barrier = r.exited = 0;
+        ++r.stamp, r.cells_used = 0;
+        for (auto& s : r.warp_sync) s = 0;
+        run_block();
+      }
+  r.active = false;
+  r.current = -1;
+  return 0;
+}
+
+}  // namespace __cuda_cpu
+
+// ---- what GCC's -fsanitize=thread calls in the student's object (TSan itself is not linked) ----
+#define CUDA_CPU_HOOKS(n)                                                                                    \
+  extern "C" void __tsan_read##n(void* p) { access(p, n, false, __builtin_return_address(0)); }              \
+  extern "C" void __tsan_write##n(void* p) { access(p, n, true, __builtin_return_address(0)); }              \
+  extern "C" void __tsan_unaligned_read##n(void* p) { access(p, n, false, __builtin_return_address(0)); }    \
+  extern "C" void __tsan_unaligned_write##n(void* p) { access(p, n, true, __builtin_return_address(0)); }    \
+  extern "C" void __tsan_volatile_read##n(void* p) { access(p, n, false, __builtin_return_address(0)); }     \
+  extern "C" void __tsan_volatile_write##n(void* p) { access(p, n, true, __builtin_return_address(0)); }
+CUDA_CPU_HOOKS(1)
+CUDA_CPU_HOOKS(2)
+CUDA_CPU_HOOKS(4)
+CUDA_CPU_HOOKS(8)
+CUDA_CPU_HOOKS(16)
+#undef CUDA_CPU_HOOKS
+static void access_range(void* p, unsigned long size, bool write, void* pc) {
+  for (unsigned long k = 0; k < size && !(rt && rt->aborted); k += 8)
+    access((char*)p + k, size - k < 8 ? (int)(size - k) : 8, write, pc);
+}
+extern "C" void __tsan_read_range(void* p, unsigned long size) { access_range(p, size, false, __builtin_return_address(0)); }
+extern "C" void __tsan_write_range(void* p, unsigned long size) { access_range(p, size, true, __builtin_return_address(0)); }
+extern "C" void __tsan_init() {}
+extern "C" void __tsan_func_entry(void*) {}
+extern "C" void __tsan_func_exit() {}
+extern "C" void __tsan_vptr_update(void**, void*) {}
+extern "C" void __tsan_vptr_read(void**) {}
+
+// assert() in a kernel: a fault of that thread (the library is linked -Bsymbolic, so the
+// student's object calls this one, not the C library's, which would end the process)
+extern "C" void __assert_fail(const char* expr, const char*, unsigned int line, const char*) {
+  Runtime& r = R();
+  if (!r.active || r.current < 0) abort();
+  std::string e(expr);
+  for (char& c : e)
+    if (c == '|' || c == '\n') c = ' ';
+  fatal(fmt("kind=assert|line=%u|expr=%s|", line, e.c_str()) + where(r.current));
+}
+
+// ---- what cuda_cpu.py calls, through ctypes ----
+// buffers: n x (address, bytes, guard address, guard bytes, element bytes), in the launcher's order
+extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
+  Runtime& r = R();
+  r.report.clear();
+  r.nbuffers = n < 8 ? n : 8;
+  for (int b = 0; b < r.nbuffers; ++b) {
+    const unsigned long long* d = buffers + 5 * b;
+    r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
+  }
+  for (auto& c : r.oob_count) c[0] = c[1] = 0;
+  r.race_count = r.wild_count = r.double_writes = 0;
+  if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
+  r.last_error = 0;
+  Dl_info info;
+  if (dladdr((void*)&builtins, &info)) r.lib_base = (uintptr_t)info.dli_fbase;
+  r.writable.clear(), r.readonly.clear();
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, size_t, void*) {
+        Runtime& rr = R();
+        if ((uintptr_t)i->dlpi_addr != rr.lib_base) return 0;
+        for (int k = 0; k < i->dlpi_phnum; ++k) {
+          const ElfW(Phdr)& p = i->dlpi_phdr[k];
+          if (p.p_type != PT_LOAD) continue;
+          auto seg = std::make_pair((uintptr_t)(i->dlpi_addr + p.p_vaddr), (uintptr_t)p.p_memsz);
+          (p.p_flags & PF_W ? rr.writable : rr.readonly).push_back(seg);
+        }
+        return 1;
+      },
+      nullptr);
+}
+
+// the faults of the last launch, one per line, fields key=value separated by |; then counts
+extern "C" const char* cuda_cpu_report() {
+  Runtime& r = R();
+  static std::string text;
+  text = r.report;
+  r.report.swap(text);
+  for (int b = 0; b < r.nbuffers; ++b)
+    for (int w = 0; w < 2; ++w)
+      if (r.oob_count[b][w] > 1) r.report += fmt("kind=count|buf=%d|rw=%s|count=%lld\n", b, w ? "write" : "read", r.oob_count[b][w]);
+  if (r.double_writes > 1) r.report += fmt("kind=count|double=1|count=%lld\n", r.double_writes);
+  if (r.race_count > 1) r.report += fmt("kind=count|race=1|count=%lld\n", r.race_count);
+  r.report.swap(text);  // r.report keeps the faults only: calling twice says the same
+  return text.c_str();
+}

@@ -31,7 +31,7 @@ LABS = ROOT / "labs"
 PACKAGE = ROOT / "python"
 UID = 61000
 JOBS = max(2, min(8, (os.cpu_count() or 2) // 2))  # 2 on CI; 8 on the GPU machine's 16 cores
-GPU = torch.cuda.is_available()  # the grader judges CUDA checks here too; a CPU leaves them pending
+GPU = torch.cuda.is_available()  # a CPU grader runs CUDA checks on the CPU; only timings stay pending
 GRADE = [sys.executable, "-m", "operator_runtime_testing.lab.grade"]
 
 
@@ -135,7 +135,7 @@ def test_a_missing_student_on_the_roster_gets_zero(graded):
     assert book[("absent", "copy-tilelang")]["max"] == "3.0"
     totals = {r["student"]: r for r in csv.DictReader(open(graded["out"] / "totals.csv"))}
     assert totals["absent"]["total"] == "0" and totals["absent"]["max"] == "9"
-    assert totals["solved"]["total"] == ("9" if GPU else "4") and totals["solved"]["pending"] == ("0" if GPU else "5")
+    assert totals["solved"]["total"] == ("9" if GPU else "7") and totals["solved"]["pending"] == ("0" if GPU else "2")
 
 
 def test_nothing_outside_the_work_dirs_changed(graded):

@@ -1,8 +1,9 @@
 """The check functions lab notebooks call. Each raises AssertionError naming the first input
 that went wrong (op, backend, shape, dtype, worst element). On success the TileLang checks print
-one line that is the same on every machine, so nbval compares it. The CUDA and performance
-checks need a GPU: without one they compile the kernel (nvcc, sm_90) and say so; the grader
-records them as not graded on that machine (the check cell's metadata says it needs a GPU)."""
+one line that is the same on every machine, so nbval compares it. The CUDA checks run the kernel
+natively on a GPU and, without one, compile it for sm_90 and run it on the CPU (cuda_cpu.py).
+The performance checks need a GPU: without one they say so, and the grader records them as not
+graded on that machine."""
 
 from __future__ import annotations
 
@@ -87,21 +88,41 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
 
 
 def check_cuda(op: str, source: str) -> None:
-    """Compile the student's CUDA source with nvcc; on a GPU, run it on every lab input. Without
-    a GPU the kernel is compiled for sm_90 only, and the check says so."""
+    """Compile the student's CUDA source with nvcc and run it on every lab input: on a GPU
+    natively; without one the kernel is compiled for sm_90 (it must build for the GPU) and runs on
+    the CPU (cuda_cpu.py: the same source built with g++ against our CUDA header), which also
+    reports what a GPU would hide: accesses out of bounds, races on shared memory, barriers and
+    shuffles that not every thread reaches. Same inputs, same judge, same messages."""
+    from . import cuda_cpu, picture
+
     try:
-        if not torch.cuda.is_available():
-            cuda_build.compile_check(op, source)
-            print(f"{op} (CUDA): compiles for sm_90; no GPU here to run it")
-            return
-        kernel = cuda_build.build(op, source)
+        if torch.cuda.is_available():
+            kernel = cuda_build.build(op, source)
+        else:
+            try:
+                cuda_build.compile_check(op, source)
+            except cuda_build.NoCompiler as e:
+                print(f"{op} (CUDA): not compiled for sm_90 ({e}); running it on the CPU")
+            kernel = cuda_cpu.build(op, source)
     except cuda_build.NoCompiler as e:
         print(f"{op} (CUDA): not checked: {e}")
         return
     except cuda_build.CompileError as e:
         _show_details("nvcc's full output", e.full)
         raise AssertionError(str(e)) from None
-    _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda", "cuda")
+    if torch.cuda.is_available():
+        _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda", "cuda")
+    else:
+        passed = []
+        for case in lab_cases(op, "cuda"):  # the GPU's dtypes (bfloat16 too): the CPU build has them all
+            buffer, out = case.output(op, "cpu")
+            kernel.run(case.inputs_on("cpu"), out, f"{op} (CUDA) is wrong for shape {case}")
+            try:
+                judge(op, "CUDA", case, buffer, "cuda", passed)
+            except Wrong as e:
+                picture.show(e.mask, f"{op} (CUDA), shape {case}: wrong elements in red")
+                raise
+            passed.append(case)
     print(f"{op} (CUDA): passed")
 
 
@@ -140,4 +161,6 @@ def describe() -> str:
     """Which checks this machine runs (printed by the labs' first cell; its output varies)."""
     if torch.cuda.is_available():
         return f"GPU: {torch.cuda.get_device_name()}: TileLang and CUDA kernels run and are timed against torch"
-    return "no GPU: TileLang kernels run on the CPU (C target); CUDA kernels are only compiled (sm_90)"
+    return ("no GPU: TileLang kernels run on the CPU (C target); CUDA kernels are compiled for sm_90 and run on "
+            "the CPU (which also reports out-of-bounds accesses, shared-memory races and barriers or shuffles not "
+            "every thread reaches); performance checks need a GPU")

@@ -8,6 +8,8 @@ jobs.json: {"device": "cpu"|"cuda", "jobs": [{"dir", "kind", "op"}, ...]}, kinds
   tilelang      <dir>/<dtype>.json programs, run on <dir>/inputs.pt -> <dir>/outputs.pt
   cuda          <dir>/source.cu built for this GPU, run on <dir>/inputs.pt -> <dir>/outputs.pt
   cuda-compile  <dir>/source.cu compiled for sm_90 only (no GPU here)
+  cuda-cpu      <dir>/source.cu compiled for sm_90, then built for the CPU (cuda_cpu.py) and run
+                on <dir>/inputs.pt -> <dir>/outputs.pt (no GPU here; faults fail the job)
   performance   <dir>/source.cu built and timed against torch
 Each job ends with <dir>/result.json ({"error": text or null, ...}). A job that kills the
 process leaves <dir>/started without a result; the grader then runs the rest again, in a
@@ -84,6 +86,36 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     return {"error": None}
 
 
+def run_cuda_cpu(folder: Path, op: str, who: str) -> dict:
+    """The kernel on the CPU: it must compile for sm_90 too, and both its sm_90 object and the
+    student's object of the CPU build pass the host-code allowlist before anything is loaded."""
+    from . import cuda_build, cuda_cpu
+
+    source = (folder / "source.cu").read_text()
+    try:
+        objects = [cuda_build.compile_check(op, source)]
+        lib, student = cuda_cpu.build_library(op, source)
+    except AssertionError as e:  # nvcc's message, or the CPU build's
+        print(getattr(e, "full", ""), flush=True)
+        return {"error": str(e)}
+    problems = cuda_build.host_problems(objects[0]) or cuda_cpu.host_problems(student)
+    if problems:
+        return {"error": f"the kernel's host code {'; '.join(problems)}: a lab kernel needs only CUDA's "
+                         "launch functions (plain CUDA C++, no host code of its own)"}
+    kernel = cuda_cpu.CpuLab(op, lib)
+    outputs = []
+    for dtype, inputs, out_shape in _load_inputs(folder, "cpu"):
+        buffer, out = guarded(out_shape, dtype, "cpu")
+        shape = f"{tuple(inputs[0].shape)} {str(dtype).removeprefix('torch.')}"  # as judge.Case says it
+        try:
+            kernel.run([guarded_input(t, "cpu") for t in inputs], out, f"{who} is wrong for shape {shape}")
+        except AssertionError as e:
+            return {"error": str(e)}
+        outputs.append(buffer)
+    torch.save(outputs, folder / "outputs.pt")
+    return {"error": None}
+
+
 def run_cuda(folder: Path, op: str, kind: str) -> dict:
     from . import cuda_build
 
@@ -129,6 +161,8 @@ def main() -> int:
         try:
             if job["kind"] == "tilelang":
                 result = run_tilelang(folder, job["op"], spec["device"], str(job.get("who", job["op"])))
+            elif job["kind"] == "cuda-cpu":
+                result = run_cuda_cpu(folder, job["op"], str(job.get("who", job["op"])))
             else:
                 result = run_cuda(folder, job["op"], job["kind"])
         except Exception as e:  # noqa: BLE001 - a failing kernel fails its own check only

@@ -30,7 +30,7 @@ MAX_OUTPUTS = 512 << 20
 @dataclass(eq=False)  # one job may serve several checks: identity, not value
 class Job:
     spec: CheckSpec
-    kind: str  # the runner's: tilelang | cuda | cuda-compile | performance
+    kind: str  # the runner's: tilelang | cuda | cuda-cpu | cuda-compile | performance
     files: dict[str, bytes]
     cases: list[Case]
     result: dict | None = None
@@ -62,7 +62,9 @@ def plan(specs: list[CheckSpec], executed: Executed, device: str) -> tuple[dict[
         elif device == "cuda":
             kind = "cuda" if spec.kind == "cuda" else "performance"
             jobs[spec.id] = Job(spec, kind, files, lab_cases(spec.op, device) if kind == "cuda" else [])
-        else:  # no GPU: compile once per source; the checks wait for a GPU pass unless it fails
+        elif spec.kind == "cuda":  # no GPU: the kernel runs on the CPU (cuda_cpu.py), on the GPU's dtypes
+            jobs[spec.id] = Job(spec, "cuda-cpu", files, lab_cases(spec.op, "cuda"))
+        else:  # no GPU: a timing waits for a GPU pass; compile once per source, unless it fails
             key = hashlib.sha256(files["source.cu"]).hexdigest()
             compiles.setdefault(key, Job(spec, "cuda-compile", files, []))
             jobs[spec.id] = compiles[key]
@@ -116,7 +118,7 @@ def _run(workroot: Path, todo: list[Job], device: str, runner, timeout: float, l
                 job.result = {"error": "ran past the time limit (the process running it was stopped)"}
             if job.result is None:
                 remaining.append(job)
-            elif not job.result.get("error") and job.kind in ("tilelang", "cuda"):
+            elif not job.result.get("error") and job.kind in ("tilelang", "cuda", "cuda-cpu"):
                 job.outputs = _outputs(folder, len(job.cases))
         if remaining and len(remaining) == len(todo):  # no progress: the first job takes the blame
             remaining[0].result = {"error": f"the kernel stopped the process running it (exit code {outcome.returncode})"}

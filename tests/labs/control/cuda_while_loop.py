@@ -1,7 +1,7 @@
 # what: correct CUDA written differently (while loop, size_t-free 64-bit index, __ldg, a helper); TileLang from the solution
 # answer: copy-cuda
 # solved: copy-tilelang
-# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=pending copy-performance=pending
+# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=passed copy-performance=pending
 CUDA_SOURCE = r"""
 __device__ __forceinline__ long long first_index() {
   return (long long)blockIdx.x * (long long)blockDim.x + threadIdx.x;

@@ -1,7 +1,7 @@
 # what: correct, and imports sys, torch and operator_runtime_testing itself (honestly: to print and to check its own kernel)
 # answer: copy-tilelang
 # solved: copy-cuda
-# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=pending copy-performance=pending
+# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=passed copy-performance=pending
 import sys
 
 import tilelang.language as TL

@@ -1,7 +1,7 @@
 # what: the instructor's solution, submitted as is (copy-tilelang body is the solution)
 # answer: copy-tilelang
 # solved: copy-cuda
-# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=pending copy-performance=pending
+# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=passed copy-performance=pending
 # your answer: the grader takes this cell from your notebook
 def copy_program(dtype: str, gpu: bool):
     """Y[i] = X[i] for 0 <= i < n."""

@@ -1,7 +1,7 @@
 # what: a CORRECT kernel (and the solution's CUDA) plus tampering: tries to write the labs, the grader's modules, every gradebook.csv/*.ipynb it can find; deserves full marks (files outside are checked separately)
 # answer: copy-tilelang
 # solved: copy-cuda
-# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=pending copy-performance=pending
+# expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=passed copy-performance=pending
 import glob
 import os
 

@@ -1,6 +1,5 @@
 # what: CUDA copy without `if (i < n)`: the threads past n write past the end of y
 # check: cuda copy
-# needs: gpu
 # says: shape (1,) float32 | past the end of the output | check its index against n
 CUDA_SOURCE = r"""
 template <typename T>

@@ -1,6 +1,5 @@
 # what: CUDA copy with one element per thread and no grid-stride loop: the launcher's 1056 blocks stop short
 # check: cuda copy
-# needs: gpu
 # says: shape (1048579,) | Only the tail is wrong | grid-stride loop
 CUDA_SOURCE = r"""
 template <typename T>

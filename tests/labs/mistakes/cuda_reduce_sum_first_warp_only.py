@@ -1,6 +1,5 @@
 # what: CUDA reduce_sum that reduces within each warp but never merges the warps: only warp 0's sum is written
 # check: cuda reduce_sum
-# needs: gpu
 # says: shape (33, 1023) float32 | rows up to 5 long passed | every warp's partial
 CUDA_SOURCE = r"""
 template <typename T>

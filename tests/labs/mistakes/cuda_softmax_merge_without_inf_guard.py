@@ -1,6 +1,5 @@
 # what: CUDA online softmax whose merge has no guard for two empty pairs: exp(-inf - -inf) = NaN
 # check: cuda softmax
-# needs: gpu
 # says: shape (1, 1) float32 | NaN where torch | skip the rescale while the max is -inf
 CUDA_SOURCE = r"""
 __device__ inline void merge(float& m, float& s, float m2, float s2) {

@@ -106,10 +106,11 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
     notebook_text = check_message(spec, namespace)
     check = CheckSpec(0, "check", 1.0, "tilelang", op, factory)
     monkeypatch.chdir(tmp_path)
-    export.save("check", "tilelang", lambda: namespace[factory], dtype_names("cpu"), False, check.who, factory)
+    device = "cuda" if GPU else "cpu"  # the grader judges on its own machine, as the notebook did
+    export.save("check", "tilelang", lambda: namespace[factory], dtype_names(device), GPU, check.who, factory)
     executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "check").iterdir()}})
-    jobs, failed = plan([check], executed, "cpu")
-    run_jobs(list(jobs.values()), "cpu", Unsandboxed(gpu=False), tmp_path / "runs", 300, tmp_path / "runner.log",
+    jobs, failed = plan([check], executed, device)
+    run_jobs(list(jobs.values()), device, Unsandboxed(gpu=GPU), tmp_path / "runs", 300, tmp_path / "runner.log",
              threading.Lock())
     row = verdict(check, jobs.get("check"), failed.get("check"), "student", "lab")
     assert row.status == "failed" and row.points == 0

@@ -89,8 +89,21 @@ def _student_line(e: BaseException) -> tuple[int | None, str]:
 
 def _students(filename: str) -> bool:
     """A cell's file (ipykernel writes each cell to its own file; older IPython names it
-    <ipython-input-...>), not a library's (site-packages, ours, compiled frames like function.pxi)."""
+    <ipython-input-...>), not a library's (site-packages, the standard library, ours) nor a frame
+    TVM adds for its C++ code (function.pxi, /project/src/...cc)."""
     if filename.startswith("<ipython-input"):
         return True
-    return (Path(filename).is_absolute() and "site-packages" not in filename and "dist-packages" not in filename
+    library = "site-packages" in filename or "dist-packages" in filename or filename.startswith(_library_roots())
+    return (filename.endswith(".py") and Path(filename).is_file() and not library
             and not filename.startswith((_PACKAGE, sys.base_prefix, sys.prefix, sys.exec_prefix)))
+
+
+def _library_roots() -> tuple[str, ...]:
+    """Where the libraries a lab program goes through live, wherever they were installed (the GPU
+    machine unpacks TileLang into a plain folder on PYTHONPATH, not a site-packages)."""
+    roots = []
+    for name in ("tilelang", "tvm", "tvm_ffi", "torch"):
+        module = sys.modules.get(name)
+        if getattr(module, "__file__", None):
+            roots.append(str(Path(module.__file__).resolve().parent) + "/")
+    return tuple(roots)

@@ -13,7 +13,7 @@ from ..timing import time_callable
 from . import cuda_build
 from .cases import BENCH_SHAPES, draw, output_shape
 from .build_errors import captured_log, explain
-from .judge import Wrong, judge, lab_cases
+from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import compile_tilelang, run_tilelang
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
@@ -31,7 +31,10 @@ def _compare(op: str, name: str, run, device: str, lang: str) -> None:
     passed = []
     for case in lab_cases(op, device):
         buffer, out = case.output(op, device)
-        run(case.inputs_on(device), out)
+        try:
+            run(case.inputs_on(device), out)
+        except RuntimeError as e:  # the launch itself failed (TileLang's runtime or CUDA's)
+            raise AssertionError(launch_failed(f"{op} ({name})", str(case), e)) from None
         try:
             judge(op, name, case, buffer, lang, passed)
         except Wrong as e:

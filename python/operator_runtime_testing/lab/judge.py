@@ -6,6 +6,7 @@ kernel runs in a sandbox and its guarded output comes back as data), so both say
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import torch
@@ -99,6 +100,15 @@ SPECIAL_ROWS = {
     2: "the fully masked row (every entry -inf) is wrong: torch's softmax is NaN there (0 / 0); a kernel that "
        "returns 0 or 1/n there treats masked rows differently from torch",
 }
+
+
+def launch_failed(who: str, shape: str, error: Exception) -> str:
+    """What a student reads when their kernel could not even start on an input."""
+    text = f"{who} could not run on shape {shape}: {type(error).__name__}: {error}"
+    if re.search(r"invalid (argument|configuration)|InvalidValue|grid", str(error)):
+        text += ("\nHint: a launch with 0 blocks is invalid: n // TILE is 0 when n < TILE; launch T.ceildiv(n, TILE) "
+                 "blocks (and no more threads than a block can hold).")
+    return text
 
 
 def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed: list[Case] = ()) -> None:

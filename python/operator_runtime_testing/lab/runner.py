@@ -57,6 +57,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     from tilelang import tvm
 
     from .build_errors import captured_log, explain
+    from .judge import launch_failed
     from .kernels import compile_tilelang, run_tilelang as launch
 
     kernels, outputs = {}, []
@@ -79,7 +80,11 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
                 print(full, flush=True)  # the long report goes to the runner's log
                 return {"error": short}
         buffer, out = guarded(out_shape, dtype, device)
-        launch(kernels[name], op, [guarded_input(t, device) for t in inputs], out)
+        try:
+            launch(kernels[name], op, [guarded_input(t, device) for t in inputs], out)
+        except RuntimeError as e:  # as the notebook's check says it
+            shape = f"{tuple(inputs[0].shape)} {str(dtype).removeprefix('torch.')}"
+            return {"error": launch_failed(who, shape, e)}
         outputs.append(buffer.cpu())
     _sync(device)
     torch.save(outputs, folder / "outputs.pt")

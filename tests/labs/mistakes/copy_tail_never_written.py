@@ -1,6 +1,6 @@
 # what: copy launching n // TILE blocks: the last partial tile is never written
 # check: tilelang copy copy_program
-# says: shape (1,) float32 | never wrote | T.ceildiv
+# says: shape (1,) float32 | T.ceildiv
 def copy_program(dtype: str, gpu: bool):
     n = T.dynamic("n", "int64")
     TILE = 1024

@@ -8,14 +8,12 @@ def reduce_sum_program(dtype: str, gpu: bool):
     @T.prim_func
     def reduce_sum(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
         with T.Kernel(rows, **lab.launch(gpu, threads=256)) as row:
-            tile = T.alloc_shared((1, TILE), dtype)
             x = T.alloc_fragment((1, TILE), "float32")
             total = T.alloc_fragment((1,), "float32")
             T.clear(total)
-            for k in T.Pipelined(T.ceildiv(row_len, TILE), num_stages=2):
-                T.copy(X[row, k * TILE], tile)
+            for k in T.serial(T.ceildiv(row_len, TILE)):
                 for i, j in T.Parallel(1, TILE):
-                    x[i, j] = T.cast(tile[i, j], "float32")
+                    x[i, j] = T.if_then_else(k * TILE + j < row_len, T.cast(X[row, k * TILE + j], "float32"), 0.0)
                 T.reduce_sum(x, total, dim=1)
             Y[row] = T.cast(total[0], dtype)
 

@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Host time of one eager call per op and backend, against torch's call in the same process:
+what issue 16's "eager calls within 1.5x of torch" is measured with (a 64x64 float32 tensor,
+best of 5 rounds of 2000 calls, timing.host_time_us). The full benchmark (tests/run_ops.py
+--mode bench) records the same figure beside every bandwidth row; this is the quick view.
+
+    python scripts/eager_host_times.py --backend nvidia,tilelang --json eager.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+
+import torch
+
+import operator_runtime as ort
+from operator_runtime_testing.timing import host_time_us
+
+TORCH_OUT = {"copy": lambda out, x: out.copy_(x), "vector_add": lambda out, a, b: torch.add(a, b, out=out),
+             "reduce_sum": lambda out, x: torch.sum(x, -1, out=out),
+             "softmax": lambda out, x: torch.softmax(x, -1)}  # softmax has no out= form in torch
+INPUTS = {"copy": 1, "vector_add": 2, "reduce_sum": 1, "softmax": 1}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", default="cpu", help="comma-separated backends")
+    parser.add_argument("--shape", default="64x64")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    shape = tuple(int(s) for s in args.shape.split("x"))
+    rows = []
+    for backend in args.backend.split(","):
+        for op in ("copy", "vector_add", "reduce_sum", "softmax"):
+            x = [torch.randn(shape, device=device) for _ in range(INPUTS[op])]
+            out = torch.empty(shape[:-1] if op == "reduce_sum" else shape, device=device)
+            extra = {"dim": -1} if op in ("reduce_sum", "softmax") else {}
+            ours = host_time_us(lambda: getattr(ort, op)(*x, **extra, out=out, backend=backend), device)
+            theirs = host_time_us(lambda: TORCH_OUT[op](out, *x), device)
+            rows.append({"backend": backend, "op": op, "shape": list(shape), "eager_host_us": round(ours, 2),
+                         "torch_host_us": round(theirs, 2), "ratio": round(ours / theirs, 2)})
+            print(f"{backend:<9}{op:<11} eager {ours:7.1f} us  torch {theirs:6.1f} us  {ours / theirs:5.2f}x", flush=True)
+    if args.json:
+        meta = {"device": torch.cuda.get_device_name() if device == "cuda" else platform.processor() or "cpu",
+                "torch": torch.__version__, "python": platform.python_version()}
+        with open(args.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

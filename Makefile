@@ -28,6 +28,7 @@ build: $(STAMP)
 book: build
 	$(BIN)/python -m operator_runtime_testing.lab.release labs -o book/labs --site
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	touch _build/html/.nojekyll  # a static host (GitHub Pages) serves _static/ and _sources/ as they are
 
 course: book
 	@echo "course site: _build/html/index.html"

@@ -4,13 +4,14 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.requirements-installed
 
-.PHONY: course build book test test-cpu bench gpu-check clean help
+.PHONY: course build book test test-cpu bench gpu-check clean help hub hub-deps
 
 help:
 	@echo "make course     install, build the runtime, execute the chapters: site in _build/html"
 	@echo "make test       every test (runtime on all available backends)"
 	@echo "make build      rebuild the native libraries after editing ops/ or runtime/"
 	@echo "make bench      benchmark every op against torch (JSON in _build/bench.json)"
+	@echo "make hub        the course server: JupyterHub for the roster in course.toml (root; README)"
 	@echo "make gpu-check  the whole GPU check (run on the GPU machine: scripts/gpu_check.sh)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -27,6 +28,7 @@ build: $(STAMP)
 book: build
 	$(BIN)/python -m operator_runtime_testing.lab.release labs -o book/labs --site
 	$(BIN)/jupyter-book build . -W -n --keep-going
+	touch _build/html/.nojekyll  # a static host (GitHub Pages) serves _static/ and _sources/ as they are
 
 course: book
 	@echo "course site: _build/html/index.html"
@@ -35,6 +37,15 @@ course: book
 # in headless Chromium; so the site is built first.
 test: book
 	$(BIN)/python -m pytest tests -q
+
+# The hub's proxy (npm: configurable-http-proxy, pinned by package-lock.json) into node_modules/.
+hub-deps: node_modules/.bin/configurable-http-proxy
+node_modules/.bin/configurable-http-proxy: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+hub: build hub-deps
+	$(BIN)/python -m operator_runtime_testing.course serve --config course.toml
 
 bench: build
 	$(BIN)/python tests/run_ops.py --op all --mode bench --json _build/bench.json

@@ -1,0 +1,74 @@
+"""The course's one config file (course.toml), read into a ``Course``. Relative paths are taken
+from the folder the file lives in."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+
+@dataclass
+class Course:
+    root: Path                  # the folder of course.toml (the course repository)
+    roster: Path                # one student per line: their Unix user names
+    labs: Path                  # instructor notebooks (solutions): root-only while the hub runs
+    state: Path                 # hub database, cookie secret, handout, passwords (root-only)
+    site: Path                  # the built course site, served at /services/site/
+    handout: Path               # the release (student copies) of labs: readable by students
+    submissions: Path
+    grades: Path
+    home_labs: str = "labs"     # the handout's folder in each student's home
+    admins: list[str] = field(default_factory=list)
+    ip: str = "0.0.0.0"
+    port: int = 8000
+    hub_port: int = 8081
+    proxy_api_port: int = 8001
+    site_port: int = 8082
+    idle_timeout: int = 3600
+    memory_gb: int = 8
+    processes: int = 512
+    students_per_gpu: int = 8
+    due: dict[str, datetime] = field(default_factory=dict)
+    late_rule: str = "flag"     # flag | deduct
+    late_per_day: float = 0.1   # deduct: fraction of the lab's earned points per started day
+    late_max: float = 1.0       # deduct: at most this fraction
+
+    @property
+    def passwords(self) -> Path:
+        return self.state / "passwords.txt"
+
+
+def load(path: Path) -> Course:
+    path = path.resolve()
+    data = tomllib.loads(path.read_text())
+    course, hub, late = data.get("course", {}), data.get("hub", {}), data.get("late", {})
+    root = path.parent
+
+    def where(value: str) -> Path:
+        return (root / value).resolve()
+
+    due = {}
+    for lab, entry in data.get("labs", {}).items():
+        when = entry.get("due") if isinstance(entry, dict) else None
+        if when is not None:
+            when = when if isinstance(when, datetime) else datetime.fromisoformat(str(when))
+            if when.tzinfo is None:
+                raise ValueError(f"{path}: labs.{lab}.due {when} has no time zone (write e.g. +00:00)")
+            due[lab] = when
+    rule = late.get("rule", "flag")
+    if rule not in ("flag", "deduct"):
+        raise ValueError(f"{path}: late.rule must be 'flag' or 'deduct', not {rule!r}")
+    return Course(
+        root=root, roster=where(course.get("roster", "roster.txt")), labs=where(course.get("labs", "labs")),
+        state=where(course.get("state", "_build/course")), site=where(course.get("site", "_build/html")),
+        handout=where(course.get("handout", "_build/handout")),
+        submissions=where(course.get("submissions", "submissions")), grades=where(course.get("grades", "grades")),
+        home_labs=course.get("home_labs", "labs"), admins=list(course.get("admins", [])),
+        ip=hub.get("ip", "0.0.0.0"), port=int(hub.get("port", 8000)), hub_port=int(hub.get("hub_port", 8081)),
+        proxy_api_port=int(hub.get("proxy_api_port", 8001)),
+        site_port=int(hub.get("site_port", 8082)), idle_timeout=int(hub.get("idle_timeout", 3600)),
+        memory_gb=int(hub.get("memory_gb", 8)), processes=int(hub.get("processes", 512)),
+        students_per_gpu=int(hub.get("students_per_gpu", 8)), due=due, late_rule=rule,
+        late_per_day=float(late.get("per_day", 0.1)), late_max=float(late.get("max", 1.0)))

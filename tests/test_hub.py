@@ -220,7 +220,9 @@ def test_the_course_hub_from_roster_to_returned_feedback(hub):
         assert runuser(user, "test", "-r", f"{pwd.getpwnam(user).pw_dir}/labs/01_copy.ipynb").returncode == 0
         assert "services/site" in runuser(user, "cat", f"{pwd.getpwnam(user).pw_dir}/COURSE.md").stdout
     if (ROOT / "_build" / "html" / "index.html").exists():  # the site, from the hub's sub-path
-        page = admin.get(f"{base}/services/site/index.html", timeout=30)
+        index = admin.get(f"{base}/services/site/index.html", timeout=30)  # Jupyter Book's: a relative redirect
+        assert index.status_code == 200 and 'url=book/intro.html"' in index.text, index.text[:300]
+        page = admin.get(f"{base}/services/site/book/intro.html", timeout=30)
         assert page.status_code == 200 and "Operator Runtime" in page.text
 
     # A saves the solved lab through their server and runs every code cell in their kernel

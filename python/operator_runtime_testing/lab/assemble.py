@@ -29,10 +29,14 @@ class CheckSpec:
     options: dict = field(default_factory=dict)  # name=, fraction=
 
     @property
+    def name(self) -> str:
+        """The check's name= (checks.py's default: TileLang, CUDA)."""
+        return self.options.get("name") or {"tilelang": "TileLang", "cuda": "CUDA"}.get(self.kind, self.kind)
+
+    @property
     def who(self) -> str:
         """How the check names itself in its messages: ``copy (TileLang)``, as checks.py does."""
-        name = self.options.get("name") or {"tilelang": "TileLang", "cuda": "CUDA"}.get(self.kind, self.kind)
-        return f"{self.op} ({name})"
+        return f"{self.op} ({self.name})"
 
 
 def check_specs(instructor, label: str) -> list[CheckSpec]:

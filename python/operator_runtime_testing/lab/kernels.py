@@ -21,11 +21,6 @@ GUARD_VALUE = -31.0  # exact in every lab dtype, and not a value a lab kernel wr
 PASS_CONFIGS = {"tl.disable_safe_memory_legalize": True}
 
 
-def nan_filled(shape, dtype: torch.dtype, device: str) -> torch.Tensor:
-    """An output to hand a kernel: NaN, so an element it never writes cannot pass as a stale zero."""
-    return torch.full(shape, float("nan"), dtype=dtype, device=device)
-
-
 def guarded(shape, dtype: torch.dtype, device: str, inside: torch.Tensor | None = None):
     """(buffer, view): ``view`` of ``shape`` in the middle of ``buffer``, holding ``inside`` (or
     NaN); the guards hold GUARD_VALUE for an output (``inside`` None) and NaN for an input."""

@@ -21,9 +21,6 @@ def pooled(mask: torch.Tensor) -> torch.Tensor:
 
 def strip(mask: torch.Tensor, title: str):
     """A small matplotlib figure of ``mask`` (True = wrong)."""
-    import matplotlib
-
-    matplotlib.use("Agg") if matplotlib.get_backend() == "" else None
     from matplotlib.colors import ListedColormap
     from matplotlib.figure import Figure
 

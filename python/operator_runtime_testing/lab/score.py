@@ -149,7 +149,7 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
     result = job.result or {}
     if result.get("error"):
         return row("failed", _text(str(result["error"]).encode()))
-    name = spec.who.split(" (", 1)[1][:-1]
+    name = spec.name
     if job.kind == "cuda-compile":
         return row(PENDING, "compiles for sm_90; the kernel runs when a GPU machine grades it")
     if job.kind == "performance":

@@ -189,6 +189,32 @@ def test_hits_raise_what_misses_raise(backend, device, gen):
         ort.copy(a, backend="fpga")
 
 
+def test_hits_never_skip_the_argument_checks(backend, device, gen):
+    """With out given, eager calls check their inputs only when the layout is new (plan_cache._key):
+    whatever a cached layout's neighbours are, a bad input still gets prepare's error, naming it."""
+    a, b, out = randn((4, 6), gen, device), randn((4, 6), gen, device), torch.empty(4, 6, device=device)
+    for _ in range(2):
+        ort.vector_add(a, b, out=out, backend=backend)
+        ort.softmax(a, -1, out=out, backend=backend)
+    assert plan_cache.cache_info().hits == 2
+    bad = {
+        "has dtype torch.float64": a.double(),
+        "must be a torch.Tensor, got list": a.tolist(),
+        "must be a torch.Tensor, got ndarray": a.cpu().numpy(),
+        "must be a dense \\(strided\\) tensor": a.cpu().to_sparse(),
+    }
+    for message, value in bad.items():
+        with pytest.raises(TypeError, match=f"vector_add: b {message}"):
+            ort.vector_add(a, value, out=out, backend=backend)
+        with pytest.raises(TypeError, match=f"softmax: input {message}"):
+            ort.softmax(value, -1, out=out, backend=backend)
+    with pytest.raises(TypeError, match="softmax: dim must be an int, got list"):  # unhashable: no key
+        ort.softmax(a, [1], out=out, backend=backend)
+    with pytest.raises(TypeError, match="softmax: dim must be an int, got float"):
+        ort.softmax(a, 1.0, out=out, backend=backend)
+    assert plan_cache.cache_info().size == 2
+
+
 def in_threads(n: int, gen: torch.Generator, body) -> None:
     """``body(generator)`` in n threads started together, each with its own seed; a failure is
     re-raised here with its thread's seed."""

@@ -40,8 +40,6 @@ MAXSIZE = 64
 # that needs so much scratch moves far more data than making the descriptor costs.
 MAX_WORKSPACE_BYTES = 1 << 20
 
-_Tensor = torch.Tensor
-_strided = torch.strided
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 _raw_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None)
 
@@ -150,27 +148,26 @@ def cache_clear() -> None:
 def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
     """The plan's key; its item 2 is the current CUDA stream (None on the CPU). None when the
     call is not one the cache keys (anything unusual: the prepare path checks and reports it).
-    ``inputs`` have passed checks.float_tensor (strided tensors of a supported dtype); out not yet."""
+
+    Nothing here checks the arguments: a key is only ever found when prepare_<op> accepted the
+    same layouts before, so an input that is not a float32/16-bit strided tensor of rank <= 8
+    (whose key no plan has) misses and goes to the prepare path, which reports it; one without
+    the attributes read here (not a tensor, no strides) raises, and run_eager does the same.
+    Built in one expression per arity: this runs on every eager call (issue 16's host time)."""
     if backend is not None and type(backend) is not str:
         return None
-    bools = 0  # which attributes are bools: keepdim=1 and dim=True are errors, not hits of True and 1
-    for a in attrs:
-        t = type(a)
-        if t is bool:
-            bools = 2 * bools + 1
-        elif t is not int:
-            return None
-        else:
-            bools *= 2
-    if not isinstance(out, _Tensor) or out.layout is not _strided:
-        return None
-    device = out.device
+    # attribute types in the key: keepdim=1 and dim=True are errors, not hits of True and 1
+    types = tuple(map(type, attrs)) if attrs else ()
     stream = None
     if out.is_cuda:
         if _capturing():  # a CUDA graph keeps the addresses it captured: no workspace of ours in it
             return None
-        stream = _stream(device.index)
-    key = (op, backend, stream, attrs, bools, device, out.shape, out.stride(), out.dtype)
+        stream = _stream(out.device.index)
+    if len(inputs) == 1:
+        (a,) = inputs
+        return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device,
+                a.shape, a.stride(), a.dtype, a.device)
+    key = (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device)
     for t in inputs:
         key += (t.shape, t.stride(), t.dtype, t.device)
     return key
@@ -195,32 +192,31 @@ def _stream(index: int) -> int:
 def run_eager(signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple, backend,
               prepare: Callable[[], object]) -> torch.Tensor:
     """An eager call: execute the cached plan of this key, or run ``prepare()`` (the op's
-    prepare_<op>, with all its checks) once and keep its plan. ``inputs`` have passed
-    checks.float_tensor; ``attrs`` are as the caller gave them."""
+    prepare_<op>, with all its checks) once and keep its plan. ``inputs`` and ``attrs`` are as
+    the caller gave them: unchecked (see _key)."""
     try:
         key = _key(signature.name, backend, out, inputs, attrs)
-    except Exception:  # e.g. a tensor without strides; prepare() says what is wrong with it
-        key = None
-    if key is not None:
-        entry = _cache.take(key)
-        if entry is not None:
-            try:
-                # The layouts are the key's; only the addresses are new: out must overlap no input.
-                o = out.data_ptr()
-                o_end = o + entry.out_extent
-                pointers = [o]
-                for t, (extent, identical_ok) in zip(inputs, entry.inputs):
-                    p = t.data_ptr()
-                    if p < o_end and o < p + extent and not (identical_ok and p == o):
-                        checks.disjoint_from_out(signature.name, out, dict(zip(signature.inputs, inputs)),
-                                                 signature.in_place_ok)  # raises the prepare path's error
-                    pointers.append(p)
-                code = entry.plan.call(*pointers, key[2])
-                if code:
-                    entry.plan.raise_for(code)
-            finally:
-                _cache.put(key, entry)
-            return out
+        entry = _cache.take(key) if key is not None else None
+    except Exception:  # not a tensor, no strides, an unhashable attribute: prepare() says what is wrong
+        key = entry = None
+    if entry is not None:
+        try:
+            # The layouts are the key's; only the addresses are new: out must overlap no input.
+            o = out.data_ptr()
+            o_end = o + entry.out_extent
+            pointers = [o]
+            for t, (extent, identical_ok) in zip(inputs, entry.inputs):
+                p = t.data_ptr()
+                if p < o_end and o < p + extent and not (identical_ok and p == o):
+                    checks.disjoint_from_out(signature.name, out, dict(zip(signature.inputs, inputs)),
+                                             signature.in_place_ok)  # raises the prepare path's error
+                pointers.append(p)
+            code = entry.plan.call(*pointers, key[2])
+            if code:
+                entry.plan.raise_for(code)
+        finally:
+            _cache.put(key, entry)
+        return out
     with prepare() as prepared:
         prepared.run()
         plan = prepared.detach_plan() if key is not None else None

@@ -15,9 +15,9 @@ def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.d
 
     ``input`` may have any strides and broadcasts to ``out``'s shape, as in ``Tensor.copy_``.
     """
-    input = checks.float_tensor("copy", "input", input)
-    if out is None:
-        out = torch.empty(input.shape, dtype=dtype or input.dtype, device=input.device)
+    if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
+        input = checks.float_tensor("copy", "input", input)
+        out = torch.empty_like(input, dtype=dtype, memory_format=torch.contiguous_format)
     elif dtype is not None and checks.float_tensor("copy", "out", out).dtype != dtype:
         raise TypeError(f"copy: dtype={dtype} disagrees with out's dtype {out.dtype}")
     return run_eager(SIGNATURE, out, (input,), (), backend, lambda: prepare_copy(out, input, backend=backend))

@@ -14,8 +14,8 @@ SIGNATURE = OpSignature("reduce_sum", inputs=("input",), attrs=(ctypes.c_int64, 
 def reduce_sum(input: torch.Tensor, dim: int, keepdim: bool = False, *, out: torch.Tensor | None = None,
                backend: str | None = None) -> torch.Tensor:
     """Sum over one dim (negative counts from the end); the result keeps input's dtype."""
-    input = checks.float_tensor("reduce_sum", "input", input)
-    if out is None:
+    if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
+        input = checks.float_tensor("reduce_sum", "input", input)
         out = torch.empty(_result_shape(input, dim, keepdim), dtype=input.dtype, device=input.device)
     return run_eager(SIGNATURE, out, (input,), (dim, keepdim), backend,
                      lambda: prepare_reduce_sum(out, input, dim, keepdim, backend=backend))

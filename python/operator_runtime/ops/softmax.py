@@ -14,9 +14,9 @@ SIGNATURE = OpSignature("softmax", inputs=("input",), attrs=(ctypes.c_int64,))
 def softmax(input: torch.Tensor, dim: int, *, out: torch.Tensor | None = None,
             backend: str | None = None) -> torch.Tensor:
     """Softmax over one dim; the result has input's shape and dtype."""
-    input = checks.float_tensor("softmax", "input", input)
-    if out is None:
-        out = torch.empty(input.shape, dtype=input.dtype, device=input.device)
+    if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
+        input = checks.float_tensor("softmax", "input", input)
+        out = torch.empty_like(input, memory_format=torch.contiguous_format)
     return run_eager(SIGNATURE, out, (input,), (dim,), backend,
                      lambda: prepare_softmax(out, input, dim, backend=backend))
 

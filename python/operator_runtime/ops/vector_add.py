@@ -12,8 +12,8 @@ SIGNATURE = OpSignature("vector_add", inputs=("a", "b"), in_place_ok=True)
 def vector_add(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,
                backend: str | None = None) -> torch.Tensor:
     """``a + b``; a and b share a dtype and broadcast against each other."""
-    a, b = checks.float_tensor("vector_add", "a", a), checks.float_tensor("vector_add", "b", b)
-    if out is None:
+    if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
+        a, b = checks.float_tensor("vector_add", "a", a), checks.float_tensor("vector_add", "b", b)
         out = torch.empty(_broadcast_shape(a, b), dtype=a.dtype, device=a.device)
     return run_eager(SIGNATURE, out, (a, b), (), backend, lambda: prepare_vector_add(out, a, b, backend=backend))
 

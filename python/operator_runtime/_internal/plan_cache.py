@@ -167,6 +167,10 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
         (a,) = inputs
         return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device,
                 a.shape, a.stride(), a.dtype, a.device)
+    if len(inputs) == 2:
+        a, b = inputs
+        return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device,
+                a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device)
     key = (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device)
     for t in inputs:
         key += (t.shape, t.stride(), t.dtype, t.device)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Host time of one eager call per op and backend, against torch's call in the same process:
 what issue 16's "eager calls within 1.5x of torch" is measured with (a 64x64 float32 tensor,
-best of 5 rounds of 2000 calls, timing.host_time_us). The full benchmark (tests/run_ops.py
+best of 5 rounds of 2000 calls, timing.host_time_us), beside the prepared form's ``run()`` (the
+floor: no argument checks, no plan lookup). The full benchmark (tests/run_ops.py
 --mode bench) records the same figure beside every bandwidth row; this is the quick view.
 
     python scripts/eager_host_times.py --backend nvidia,tilelang --json eager.json
@@ -39,10 +40,14 @@ def main() -> int:
             out = torch.empty(shape[:-1] if op == "reduce_sum" else shape, device=device)
             extra = {"dim": -1} if op in ("reduce_sum", "softmax") else {}
             ours = host_time_us(lambda: getattr(ort, op)(*x, **extra, out=out, backend=backend), device)
+            with getattr(ort, f"prepare_{op}")(out, *x, *extra.values(), backend=backend) as prepared:
+                floor = host_time_us(prepared.run, device)
             theirs = host_time_us(lambda: TORCH_OUT[op](out, *x), device)
             rows.append({"backend": backend, "op": op, "shape": list(shape), "eager_host_us": round(ours, 2),
-                         "torch_host_us": round(theirs, 2), "ratio": round(ours / theirs, 2)})
-            print(f"{backend:<9}{op:<11} eager {ours:7.1f} us  torch {theirs:6.1f} us  {ours / theirs:5.2f}x", flush=True)
+                         "prepared_host_us": round(floor, 2), "torch_host_us": round(theirs, 2),
+                         "ratio": round(ours / theirs, 2)})
+            print(f"{backend:<9}{op:<11} eager {ours:7.1f} us  prepared {floor:6.1f} us  torch {theirs:6.1f} us"
+                  f"  eager/torch {ours / theirs:5.2f}x", flush=True)
     if args.json:
         meta = {"device": torch.cuda.get_device_name() if device == "cuda" else platform.processor() or "cpu",
                 "torch": torch.__version__, "python": platform.python_version()}

@@ -101,6 +101,8 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
     from operator_runtime_testing.lab.score import dtype_names, plan, run_jobs, verdict
 
     spec = MISTAKES[name]
+    if spec["needs"] == "gpu" and not GPU:
+        pytest.skip("this mistake shows when the kernel is compiled for a GPU")
     op, factory = spec["check"][1:3]
     namespace = run_cell(name, spec["body"], tmp_path)
     notebook_text = check_message(spec, namespace)

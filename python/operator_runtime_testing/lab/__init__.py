@@ -10,7 +10,7 @@ Instructors: ``python -m operator_runtime_testing.lab.release`` writes the stude
 ``python -m operator_runtime_testing.lab.grade`` grades a folder of submissions.
 """
 
-__all__ = ["check_cuda", "check_performance", "check_tilelang", "describe", "launch"]
+__all__ = ["check_cuda", "check_performance", "check_tilelang", "compare_tilelang", "describe", "launch"]
 
 
 def __getattr__(name: str):

@@ -32,6 +32,10 @@ HINTS = [
     (r"takes \d+ positional arguments? but \d+ (were|was) given", None,
      "a TileLang function was called with the wrong number of arguments: T.exp(x), T.max(a, b), "
      "T.cast(x, \"float32\"), T.ceildiv(a, b)"),
+    (r"dtype mismatch: int64 vs int32", None,
+     "inside T.Pipelined TileLang (0.1.15) builds the asynchronous copies' addresses from 32-bit thread "
+     "offsets and cannot add a 64-bit tile offset to them: compute the tile index in 32 bits, e.g. "
+     "first = T.cast(bx, \"int32\") * STEPS, then (first + k) * TILE"),
     (r"layout for fragment .* can not be inferred", None,
      "TileLang could not decide how the fragment's elements map to threads: fill it with T.copy, T.fill / "
      "T.clear or a T.Parallel loop over its whole shape before reading it"),

@@ -141,6 +141,27 @@ def check_performance(op: str, source: str, fraction: float) -> None:
         raise AssertionError(f"{op} reaches {ratio:.2f}x torch's speed; this check needs {fraction:.2f}x")
 
 
+def compare_tilelang(op: str, programs: dict) -> None:
+    """On a GPU: the bandwidth of each TileLang program (``{label: program_factory}``) on
+    BENCH_SHAPES beside torch's, so a student sees what a change (e.g. T.Pipelined) bought.
+    Not a check: nothing is graded, and without a GPU it only says so."""
+    if not torch.cuda.is_available():
+        print(f"{op}: timing TileLang programs needs a GPU")
+        return
+    from operator_runtime._internal.tilelang_backend import TL_DTYPES
+
+    for label, factory in programs.items():
+        try:  # a program that does not build is its check's business: here it is only skipped
+            program = _built(f"{op} ({label})", "building the float32 program",
+                             lambda: factory(TL_DTYPES[torch.float32], True))
+            kernel = _built(f"{op} ({label})", "compiling the float32 program for the GPU",
+                            lambda: compile_tilelang(program, "cuda"))
+            _, summary = measure(op, lambda *inputs, out: run_tilelang(kernel, op, list(inputs), out))
+        except (AssertionError, RuntimeError) as e:
+            summary = f"not timed ({str(e).splitlines()[0]})"
+        print(f"{label}: {summary}")
+
+
 def measure(op: str, kernel) -> tuple[float, str]:
     """(torch's time / ours, a one-line summary) for the built CUDA ``kernel`` on BENCH_SHAPES."""
     inputs = draw(op, BENCH_SHAPES[op], torch.float32, "cuda", torch.Generator().manual_seed(torch.seed()))

@@ -51,6 +51,11 @@ def correctness_cases():
         Case("b-transposed", (T((200, 264)), T((264, 136), layout="transposed")), tilelang=CONTIGUOUS),
         Case("both-transposed", (T((136, 72), layout="transposed"), T((72, 40), layout="transposed")),
              tilelang=CONTIGUOUS),
+        # Outputs of the CUDA backend's 128 x 256 tiles (M, N >= 1024), with tails in M, N and K;
+        # row-major and batched, and both operands column-major.
+        Case("wide-tiles-batched", (T((2, 1032, 40)), T((2, 40, 1032)))),
+        Case("wide-tiles-transposed", (T((1032, 40), layout="transposed"), T((40, 1032), layout="transposed")),
+             tilelang=CONTIGUOUS),
         # Leading dims that are not multiples of 8, and strided rows: no 16-byte loads.
         Case("odd-leading-dims", (T((33, 65)), T((65, 17))), tilelang=ALIGN),
         Case("odd-transposed", (T((33, 65), layout="transposed"), T((65, 17), layout="transposed")),

@@ -1,8 +1,9 @@
 // matmul on NVIDIA GPUs: f32 accumulation, the result rounded once to out's dtype.
 //
 // Two kernels, chosen per call:
-// - Tensor cores (f16/bf16 on sm_80+): a 128 x 128 block tile, K in steps of 32, 8 warps of
-//   64 x 32 each, mma.sync m16n8k16 with f32 accumulators in registers. Operand tiles reach
+// - Tensor cores (f16/bf16 on sm_80+): a 128 x 128 block tile (128 x 256 for large outputs), K
+//   in steps of 32, 8 warps of 64 x 32 (64 x 64) each, mma.sync m16n8k16 with f32 accumulators
+//   in registers. Operand tiles reach
 //   shared memory by cp.async, STAGES deep (the loads of steps k+1, k+2 fly while step k
 //   multiplies), and registers by ldmatrix (.trans for the operand whose K is not contiguous).
 //   Each operand may be row- or column-major (4 instantiations); what it needs is 16-byte rows:
@@ -30,9 +31,20 @@ size_t matmul_workspace_bytes(const MatmulDescriptor&) { return 0; }
 namespace {
 
 // ---------------------------------------------------------------- tensor-core kernel
-constexpr int BM = 128, BN = 128, BK = 32, STAGES = 3, THREADS = 256;
-constexpr int WARP_M = 64, WARP_N = 32;      // 2 x 4 warps
-constexpr int MT = WARP_M / 16, NT = WARP_N / 8;  // mma tiles per warp: 4 x 4
+constexpr int BK = 32, STAGES = 3, THREADS = 256;  // 8 warps, 2 (M) x 4 (N)
+
+// Block tiles. Square: 128 x 128, warp tiles 64 x 32 (64 accumulators per thread, 2 blocks per
+// SM). Wide, for outputs large enough to fill the GPU with fewer blocks: 128 x 256, warp tiles
+// 64 x 64, twice the mma per ldmatrix of B and per byte loaded, 128 accumulators per thread (one
+// block per SM).
+template <int BM_, int BN_, int MIN_BLOCKS_>
+struct Config {
+  static constexpr int BM = BM_, BN = BN_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr int WARP_M = BM / 2, WARP_N = BN / 4;
+  static constexpr int MT = WARP_M / 16, NT = WARP_N / 8;  // mma tiles per warp
+};
+using Square = Config<128, 128, 2>;
+using Wide = Config<128, 256, 1>;
 constexpr int PAD = 8;                       // elements added to each shared row (16 bytes)
 constexpr int GROUP_M = 8;                   // block order: 8 row tiles share B's columns in L2
 
@@ -46,9 +58,9 @@ struct Tile {
   static constexpr int elems = outer * stride;
 };
 
-template <bool A_K, bool B_K>
+template <class C, bool A_K, bool B_K>
 constexpr int mma_smem_bytes() {
-  return STAGES * (Tile<A_K, BM>::elems + Tile<B_K, BN>::elems) * 2;
+  return STAGES * (Tile<A_K, C::BM>::elems + Tile<B_K, C::BN>::elems) * 2;
 }
 
 __device__ __forceinline__ unsigned smem_addr(const void* p) {
@@ -156,10 +168,11 @@ __device__ __forceinline__ void store_pair<__nv_bfloat16>(__nv_bfloat16* dst, fl
   *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
 }
 
-template <class T, bool A_K, bool B_K>
-__global__ void __launch_bounds__(THREADS, 2)
+template <class T, class C, bool A_K, bool B_K>
+__global__ void __launch_bounds__(THREADS, C::MIN_BLOCKS)
     matmul_mma_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, MatmulPlan p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int BM = C::BM, BN = C::BN, WARP_M = C::WARP_M, WARP_N = C::WARP_N, MT = C::MT, NT = C::NT;
   using SA = Tile<A_K, BM>;
   using SB = Tile<B_K, BN>;
   extern __shared__ __align__(16) unsigned char smem[];
@@ -351,10 +364,10 @@ bool rows_of_16_bytes(int64_t inner_stride, int64_t ld, int64_t outer, int64_t b
          reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
 }
 
-template <class T, bool A_K, bool B_K>
+template <class T, class C, bool A_K, bool B_K>
 void launch_mma(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream) {
-  auto* kernel = matmul_mma_kernel<T, A_K, B_K>;
-  constexpr int smem = mma_smem_bytes<A_K, B_K>();
+  auto* kernel = matmul_mma_kernel<T, C, A_K, B_K>;
+  constexpr int smem = mma_smem_bytes<C, A_K, B_K>();
   // Over 48 KiB of dynamic shared memory must be asked for, once per device.
   static std::atomic<uint64_t> opted_in{0};
   int device = 0;
@@ -365,7 +378,7 @@ void launch_mma(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_
                "cudaFuncSetAttribute (matmul shared memory)");
     opted_in.fetch_or(bit, std::memory_order_relaxed);
   }
-  const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
+  const int64_t tiles = ((p.m + C::BM - 1) / C::BM) * ((p.n + C::BN - 1) / C::BN);
   if (tiles > INT32_MAX) fail(OPRT_STATUS_NOT_SUPPORTED, "matmul: ", tiles, " output tiles exceed one grid");
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min(p.batch, kMaxGridY)));
   kernel<<<grid, THREADS, smem, stream>>>(a, b, out, p);
@@ -381,6 +394,21 @@ void launch_tiled(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStrea
   check_launch("matmul kernel (CUDA cores)");
 }
 
+// 128 x 256 tiles for outputs of 1024 x 1024 and more: from there the square tiles' extra loads
+// cost more than the wide tiles leave SMs idle (a 1024 x 1024 output is 32 wide tiles). A guess to
+// be measured: tests/run_ops.py --op matmul --mode bench.
+bool wide_tiles(const MatmulPlan& p) { return p.m >= 1024 && p.n >= 1024; }
+
+// The instantiation for the operands' layouts: A row-major (K contiguous) or not, B row-major
+// (N contiguous) or not; row-major preferred where a dim of size 1 makes both true.
+template <class T, class C>
+void launch_layout(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream, bool a_k, bool b_n) {
+  if (a_k && b_n) return launch_mma<T, C, true, false>(p, a, b, out, stream);
+  if (a_k) return launch_mma<T, C, true, true>(p, a, b, out, stream);
+  if (b_n) return launch_mma<T, C, false, false>(p, a, b, out, stream);
+  return launch_mma<T, C, false, true>(p, a, b, out, stream);
+}
+
 template <class T>
 void run(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream) {
   if constexpr (!std::is_same_v<T, float>) {
@@ -390,10 +418,8 @@ void run(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t strea
     const bool b_k = rows_of_16_bytes(p.b_k, p.b_n, p.n, bb, b);  // B column-major: K contiguous
     const bool b_n = rows_of_16_bytes(p.b_n, p.b_k, p.k, bb, b);  // B row-major: N contiguous
     if ((a_k || a_m) && (b_k || b_n) && has_tensor_cores()) {
-      if (a_k && b_n) return launch_mma<T, true, false>(p, a, b, out, stream);
-      if (a_k) return launch_mma<T, true, true>(p, a, b, out, stream);
-      if (b_n) return launch_mma<T, false, false>(p, a, b, out, stream);
-      return launch_mma<T, false, true>(p, a, b, out, stream);
+      if (wide_tiles(p)) return launch_layout<T, Wide>(p, a, b, out, stream, a_k, b_n);
+      return launch_layout<T, Square>(p, a, b, out, stream, a_k, b_n);
     }
   }
   launch_tiled(p, a, b, out, stream);

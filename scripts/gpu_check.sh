@@ -43,7 +43,7 @@ sanitize_matmul() {  # compute-sanitizer TOOL FILTER over matmul's correctness c
 # only in the mma instruction); racecheck (slow): the tensor-core kernel's cases with tails, both
 # operand layouts and a batch, whose cp.async stages shared memory reuses.
 MATMUL_MEMCHECK="(f32 or bf16) and not large-k"
-MATMUL_RACECHECK="(tiles-with-tails or a-transposed or both-transposed or batched-aligned) and bf16"
+MATMUL_RACECHECK="(tiles-with-tails or a-transposed or both-transposed or batched-aligned or wide-tiles) and bf16"
 
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"

@@ -13,8 +13,8 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,
            backend: str | None = None) -> torch.Tensor:
     """``a @ b``: (M, K) @ (K, N) -> (M, N), or batched (B, M, K) @ (B, K, N) -> (B, M, N), where a
     2-d operand or a batch of 1 repeats over the other's batch. a and b share a dtype."""
-    a, b = checks.float_tensor("matmul", "a", a), checks.float_tensor("matmul", "b", b)
-    if out is None:
+    if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
+        a, b = checks.float_tensor("matmul", "a", a), checks.float_tensor("matmul", "b", b)
         out = torch.empty(_result_shape(a, b), dtype=a.dtype, device=a.device)
     return run_eager(SIGNATURE, out, (a, b), (), backend, lambda: prepare_matmul(out, a, b, backend=backend))
 

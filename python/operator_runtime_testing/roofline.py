@@ -42,6 +42,13 @@ def datasheet(doc: dict) -> dict:
     return DATASHEET.get(doc.get("device", {}).get("name", ""), {})
 
 
+def row_compute_peak(doc: dict, row: dict) -> float | None:
+    """A results row's datasheet compute peak (GFLOP/s): tensor cores for matmul in f16/bf16, else FP32."""
+    peaks = datasheet(doc)
+    tensor = row["op"] == "matmul" and row["dtype"] in ("f16", "bf16")
+    return peaks.get("tensor_f16_gflops" if tensor else "fp32_gflops")
+
+
 def _rows(doc: dict, op: str | None) -> list[dict]:
     # Rows timing the call path (tiny tensors) say nothing about bandwidth.
     return [r for r in doc["rows"] if (op is None or r["op"] == op) and r["bytes"] >= 1 << 20]

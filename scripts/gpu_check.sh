@@ -7,6 +7,8 @@
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
 #   STEPS="build test memcheck" bash scripts/gpu_check.sh   # a subset
+#   STEPS="build matmul" bash scripts/gpu_check.sh            # matmul alone (~5 min): its tests on nvidia
+#       and tilelang, compute-sanitizer over its cases, its benchmark ($OUT/matmul-bench.json)
 set -uo pipefail
 OUT=${OUT:-_build/gpu-check}
 BUILD=${CAMP_BUILD_DIR:-build-gpu}
@@ -33,6 +35,16 @@ sanitize() {  # compute-sanitizer TOOL [BACKEND] over the correctness cases (f32
     python3 -m pytest tests/ops -q -x --backend "${2:-nvidia}" -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
 }
 
+sanitize_matmul() {  # compute-sanitizer TOOL FILTER over matmul's correctness cases (pytest -k FILTER)
+  PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
+    python3 -m pytest tests/ops/test_matmul.py -q -x --backend nvidia -k "matches_torch and ($2)" -p no:cacheprovider
+}
+# memcheck: every case but the long-K ones, f32 (CUDA cores) and bf16 (tensor cores; f16 differs
+# only in the mma instruction); racecheck (slow): the tensor-core kernel's cases with tails, both
+# operand layouts and a batch, whose cp.async stages shared memory reuses.
+MATMUL_MEMCHECK="(f32 or bf16) and not large-k"
+MATMUL_RACECHECK="(tiles-with-tails or a-transposed or both-transposed or batched-aligned or wide-tiles) and bf16"
+
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"
 step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
@@ -46,6 +58,15 @@ step initcheck sanitize initcheck
 step bench python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$BENCH_JSON"
 step compile-times python3 scripts/tilelang_compile_times.py --json "$OUT/tilelang-compile-times.json"
 step tune python3 scripts/tilelang_tune.py --json "$OUT/tilelang-tune.json"   # not in the default STEPS
+# STEPS="matmul" runs these five (not in the default STEPS: test, memcheck and bench above cover matmul too)
+case " $STEPS " in *" matmul "*) STEPS="$STEPS matmul-test matmul-tilelang matmul-memcheck matmul-racecheck matmul-bench" ;; esac
+step matmul-test python3 -m pytest tests/ops/test_matmul.py tests/test_c_contract.py -q --backend nvidia -k matmul \
+  -p no:cacheprovider
+step matmul-tilelang python3 -m pytest tests/ops/test_matmul.py -q --backend tilelang -p no:cacheprovider
+step matmul-memcheck sanitize_matmul memcheck "$MATMUL_MEMCHECK"
+step matmul-racecheck sanitize_matmul racecheck "$MATMUL_RACECHECK"
+step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
+  --json "$OUT/matmul-bench.json"
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"

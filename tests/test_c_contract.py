@@ -14,7 +14,7 @@ import torch
 from operator_runtime._internal import bind_op
 from operator_runtime._internal.native import STATUS, TensorView
 from operator_runtime.ops import SIGNATURES
-DEFAULT_ATTRS = {"copy": (), "vector_add": (), "reduce_sum": (-1, 0), "softmax": (-1,)}
+DEFAULT_ATTRS = {"copy": (), "vector_add": (), "reduce_sum": (-1, 0), "softmax": (-1,), "matmul": ()}
 
 
 def view(shape, strides=None, dtype=0):
@@ -27,7 +27,16 @@ def view(shape, strides=None, dtype=0):
 
 
 def out_shape(op, shape):
+    if op == "matmul":  # a (R, C) @ b (C, R)
+        return (shape[0], shape[0])
     return shape[:-1] if op == "reduce_sum" else shape
+
+
+def in_shapes(op, shape) -> list[tuple]:
+    """The op's input shapes for a valid call around ``shape`` (its first input's)."""
+    if op == "matmul":
+        return [shape, shape[::-1]]
+    return [shape] * len(SIGNATURES[op].inputs)
 
 
 class Contract:
@@ -44,7 +53,7 @@ class Contract:
         return code, handle
 
     def create_ok(self, shape=(4, 6)):
-        code, handle = self.create(view(out_shape(self.op, shape)), *[view(shape)] * self.n_in)
+        code, handle = self.create(view(out_shape(self.op, shape)), *[view(s) for s in in_shapes(self.op, shape)])
         assert code == STATUS["SUCCESS"], self.error()
         return handle
 
@@ -90,7 +99,7 @@ def test_descriptor_of_another_operator_is_refused(contract, backend):
 
 def test_null_pointers(contract):
     shape = (4, 6)
-    inputs = [view(shape)] * contract.n_in
+    inputs = [view(s) for s in in_shapes(contract.op, shape)]
     handle = ctypes.c_void_p()
     assert contract.b.create(None, ctypes.byref(view(out_shape(contract.op, shape))),
                              *[ctypes.byref(v) for v in inputs], *DEFAULT_ATTRS[contract.op]) == STATUS["NULL_POINTER"]
@@ -117,7 +126,7 @@ def test_null_pointers(contract):
 ])
 def test_create_refuses(contract, problem, status):
     shape = (4, 6)
-    out, ins = view(out_shape(contract.op, shape)), [view(shape) for _ in range(contract.n_in)]
+    out, ins = view(out_shape(contract.op, shape)), [view(s) for s in in_shapes(contract.op, shape)]
     if problem == "dtype":
         ins[0].dtype = 7
     elif problem == "rank":
@@ -194,9 +203,67 @@ def test_descriptor_from_another_backend_is_refused(backend, device):
 def test_empty_tensors_need_no_pointers(contract):
     """An empty tensor may have a NULL data pointer (torch gives it one)."""
     shape = (0, 6)
-    code, h = contract.create(view(out_shape(contract.op, shape)), *[view(shape)] * contract.n_in)
+    code, h = contract.create(view(out_shape(contract.op, shape)), *[view(s) for s in in_shapes(contract.op, shape)])
     assert code == 0, contract.error()
     try:
         assert contract.execute(h, None, [None] * contract.n_in) == 0, contract.error()
     finally:
         contract.b.destroy(h)
+
+
+@pytest.mark.parametrize("out,a,b,message", [
+    ((4, 5), (4, 6), (5, 5), "do not multiply: a's last dim (K=6) must equal b's second-to-last (5)"),
+    ((6, 5), (6,), (6, 5), "a [6] has rank 1"),
+    ((2, 4, 5), (2, 4, 6), (3, 6, 5), "have batches 2 and 3 that do not broadcast"),
+    ((4, 5), (2, 4, 6), (2, 6, 5), "out [4, 5] must have the shape [2, 4, 5]"),
+])
+def test_matmul_shapes_are_checked(backend, device, out, a, b, message):
+    c = Contract(backend, "matmul")
+    code, handle = c.create(view(out), view(a), view(b))
+    assert code == STATUS["BAD_SHAPE"] and message in c.error(), c.error()
+    assert handle.value is None
+
+
+def test_matmul_mixed_dtypes(backend, device):
+    c = Contract(backend, "matmul")
+    code, _ = c.create(view((4, 5)), view((4, 6)), view((6, 5), dtype=2))
+    assert code == STATUS["BAD_DTYPE"] and "a is f32 but b is bf16" in c.error()
+
+
+def test_matmul_k_zero_writes_zeros_without_reading(backend, device):
+    """K = 0: every output is an empty sum; a and b may have no storage (NULL pointers)."""
+    c = Contract(backend, "matmul")
+    out = torch.randn(3, 4, device=device)
+    code, h = c.create(view((3, 4)), view((3, 0)), view((0, 4)))
+    assert code == 0, c.error()
+    try:
+        size = ctypes.c_size_t()
+        assert c.b.workspace_size(h, ctypes.byref(size)) == 0 and size.value == 0
+        assert c.execute(h, out.data_ptr(), [None, None]) == 0, c.error()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        assert torch.equal(out, torch.zeros_like(out))
+    finally:
+        c.b.destroy(h)
+
+
+def test_matmul_workspace_is_checked(backend, device):
+    """The CPU matmul packs its tiles in a per-thread workspace; execute refuses one too small."""
+    c = Contract(backend, "matmul")
+    a, b = torch.randn(70, 300, device=device), torch.randn(300, 90, device=device)
+    out = torch.empty(70, 90, device=device)
+    code, h = c.create(view((70, 90)), view((70, 300)), view((300, 90)))
+    assert code == 0, c.error()
+    try:
+        size = ctypes.c_size_t()
+        assert c.b.workspace_size(h, ctypes.byref(size)) == 0
+        ws = torch.empty(max(size.value, 1), dtype=torch.uint8, device=device)
+        if size.value:
+            assert c.execute(h, out.data_ptr(), [a.data_ptr(), b.data_ptr()], ws.data_ptr(), size.value - 1) == \
+                STATUS["WORKSPACE_TOO_SMALL"]
+        assert c.execute(h, out.data_ptr(), [a.data_ptr(), b.data_ptr()], ws.data_ptr(), size.value) == 0, c.error()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        torch.testing.assert_close(out, a @ b, rtol=1e-5, atol=1e-4)
+    finally:
+        c.b.destroy(h)

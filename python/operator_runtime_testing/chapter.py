@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from .performance import read_results
-from .roofline import datasheet
+from .roofline import datasheet, row_compute_peak
 
 def bench_dir() -> Path | None:
     """data/bench of the checkout: $CAMP_BENCH_DIR, else the first one above the working
@@ -32,7 +32,9 @@ def results_files() -> list[Path]:
 
 
 def traffic_table(doc: dict, op: str) -> str:
-    """Markdown table: each benchmark shape's bytes, ideal time at peak, ours and torch."""
+    """Markdown table: each benchmark shape's bytes, ideal time at peak, ours and torch. The ideal
+    is the roofline's: the longer of moving the bytes at peak bandwidth and doing the FLOPs at
+    the datasheet compute peak (which only a compute-bound op such as matmul reaches)."""
     peak = datasheet(doc).get("bandwidth_gbps") or doc.get("copy_ceiling_gbps")
     lines = ["| backend | shape | dtype | MB moved | ideal us | ours us | torch us | torch.compile us | ours / torch |",
              "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -41,6 +43,9 @@ def traffic_table(doc: dict, op: str) -> str:
             continue
         shape = "x".join(map(str, r["shape"])) + (f" (dim {r['attrs']['dim']})" if r["attrs"].get("dim", -1) != -1 else "")
         ideal = r["bytes"] / (peak * 1e9) * 1e6 if peak else float("nan")
+        compute = row_compute_peak(doc, r)
+        if compute and r.get("flops"):
+            ideal = max(ideal, r["flops"] / (compute * 1e9) * 1e6)
         compiled = f"{r['torch_compile_ms'] * 1e3:.1f}" if r.get("torch_compile_ms") else "-"
         lines.append(f"| {r['backend']} | {shape} | {r['dtype']} | {r['bytes'] / 1e6:.0f} | {ideal:.1f} | {r['latency_ms'] * 1e3:.1f} | "
                      f"{r['torch_ms'] * 1e3:.1f} | {compiled} | {r['torch_ms'] / r['latency_ms']:.2f}x |")

@@ -33,6 +33,7 @@ class PerformanceResult:
     torch_host_us: float | None = None  # eager torch's, same tiny tensor, allocating its result
     eager_host_us: float | None = None  # host time per eager call with out= (ort.<op>(..., out=)), same tiny tensor
     torch_out_host_us: float | None = None  # torch's op writing into out (its out= form; softmax has none)
+    peak_gflops: float | None = None    # the device's datasheet compute peak for this row's dtype and units
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -57,10 +58,20 @@ class PerformanceResult:
     def ceiling_fraction(self) -> float | None:
         return self.gbps / self.ceiling_gbps if self.ceiling_gbps else None
 
+    @property
+    def torch_gflops(self) -> float:
+        return self.flops / (self.torch_ms * 1e-3) / 1e9 if self.torch_ms > 0 else 0.0
+
+    @property
+    def peak_fraction(self) -> float | None:
+        """Achieved FLOP/s over the datasheet peak: the compute side of the roofline."""
+        return self.gflops / self.peak_gflops if self.peak_gflops and self.flops else None
+
     def to_json(self) -> dict:
         row = asdict(self)
         row.update(gbps=self.gbps, gflops=self.gflops, torch_gbps=self.bytes / (self.torch_ms * 1e-3) / 1e9,
-                   speedup=self.speedup, ceiling_fraction=self.ceiling_fraction)
+                   torch_gflops=self.torch_gflops, speedup=self.speedup, ceiling_fraction=self.ceiling_fraction,
+                   peak_fraction=self.peak_fraction)
         return row
 
 

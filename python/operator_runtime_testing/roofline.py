@@ -10,15 +10,29 @@ classic intensity roofline (GFLOP/s against FLOP/byte, log-log) with both ceilin
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from .performance import read_results
 
-# Datasheet peaks by device name: HBM bandwidth (GB/s) and non-tensor FP32 (GFLOP/s).
-# NVIDIA H200 SXM datasheet: 4.8 TB/s HBM3e, 67 TFLOPS FP32.
+# Datasheet peaks by device name: HBM bandwidth (GB/s), non-tensor FP32 and dense FP16/BF16
+# tensor-core throughput (GFLOP/s). NVIDIA H200 SXM datasheet (nvidia.com/en-us/data-center/h200):
+# 4.8 TB/s HBM3e, 67 TFLOPS FP32, "FP16 Tensor Core 1,979 TFLOPS" and BF16 the same, both footnoted
+# "with sparsity": dense (2:4 sparsity doubles the rate) is half, 989.5 TFLOPS.
 DATASHEET = {
-    "NVIDIA H200": {"bandwidth_gbps": 4800.0, "fp32_gflops": 67_000.0},
+    "NVIDIA H200": {"bandwidth_gbps": 4800.0, "fp32_gflops": 67_000.0, "tensor_f16_gflops": 989_500.0},
 }
+
+
+def compute_peak_gflops(device: str, dtype: str, tensor_cores: bool) -> float | None:
+    """The datasheet peak a row on ``device`` is measured against: dense f16/bf16 tensor cores for
+    an op that uses them (matmul), else FP32; None for a device not in DATASHEET (or the CPU)."""
+    import torch
+
+    if torch.device(device).type != "cuda":
+        return None
+    peaks = DATASHEET.get(torch.cuda.get_device_name(torch.device(device)), {})
+    return peaks.get("tensor_f16_gflops" if tensor_cores and dtype in ("f16", "bf16") else "fp32_gflops")
 
 BACKEND_STYLE = {"nvidia": ("tab:green", "o"), "tilelang": ("tab:purple", "s"), "cpu": ("tab:gray", "^"),
                  "torch": ("tab:orange", "x")}
@@ -26,6 +40,13 @@ BACKEND_STYLE = {"nvidia": ("tab:green", "o"), "tilelang": ("tab:purple", "s"), 
 
 def datasheet(doc: dict) -> dict:
     return DATASHEET.get(doc.get("device", {}).get("name", ""), {})
+
+
+def row_compute_peak(doc: dict, row: dict) -> float | None:
+    """A results row's datasheet compute peak (GFLOP/s): tensor cores for matmul in f16/bf16, else FP32."""
+    peaks = datasheet(doc)
+    tensor = row["op"] == "matmul" and row["dtype"] in ("f16", "bf16")
+    return peaks.get("tensor_f16_gflops" if tensor else "fp32_gflops")
 
 
 def _rows(doc: dict, op: str | None) -> list[dict]:
@@ -69,11 +90,17 @@ def plot_intensity(ax, doc: dict, op: str | None = None) -> None:
         ax.plot(intensity, torch_gflops, marker="x", color=BACKEND_STYLE["torch"][0], linestyle="none")
     bandwidth = doc.get("copy_ceiling_gbps") or datasheet(doc).get("bandwidth_gbps")
     compute = datasheet(doc).get("fp32_gflops")
-    xs = [2.0**k for k in range(-6, 9)]
+    # Compute-bound rows (matmul: ~1000 FLOP/byte) reach far right of the memory-bound ops.
+    top = max([r["flops"] / r["bytes"] for r in rows] + [2.0**8])
+    xs = [2.0**k for k in range(-6, int(math.log2(top)) + 2)]
     if bandwidth:
         roof = [bandwidth * x if not compute else min(bandwidth * x, compute) for x in xs]
         ax.plot(xs, roof, color="tab:blue", linestyle="--", linewidth=1,
-                label=f"roof: {bandwidth:.0f} GB/s" + (f", {compute / 1000:.0f} TFLOP/s" if compute else ""))
+                label=f"roof: {bandwidth:.0f} GB/s" + (f", {compute / 1000:.0f} TFLOP/s FP32" if compute else ""))
+        tensor = datasheet(doc).get("tensor_f16_gflops")
+        if tensor and any(r["op"] == "matmul" for r in rows):  # the roof of rows on tensor cores
+            ax.plot(xs, [min(bandwidth * x, tensor) for x in xs], color="tab:red", linestyle=":", linewidth=1,
+                    label=f"roof: {tensor / 1000:.0f} TFLOP/s dense FP16/BF16 tensor")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP per byte)")

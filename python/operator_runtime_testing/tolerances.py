@@ -16,3 +16,12 @@ TOLERANCES = {
 
 # f32 accumulation error allowed per unit of sum(|x|) in a reduction (a few f32 eps).
 ATOL_PER_TERM = 2.5e-7
+
+# matmul: each output sums K products in f32, in an order that differs between backends (blocks
+# of K on the CPU, k-steps of 16 inside tensor-core mma, tiles of 32 between them). Per unit of
+# sum_k |a_ik * b_kj| that error is ~1 f32 eps when signs are random, growing like sqrt(K) when
+# the partial sums grow steadily (terms of one sign): so the allowance is ATOL_PER_TERM * sqrt(K)
+# per unit of |a| @ |b|. Products of f16/bf16 inputs are exact in f32, so one rule fits all dtypes;
+# the output's own rounding (f16/bf16) is TOLERANCES' rtol.
+def matmul_atol_per_term(k: int) -> float:
+    return ATOL_PER_TERM * max(k, 1) ** 0.5

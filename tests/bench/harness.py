@@ -17,6 +17,7 @@ import torch
 import operator_runtime as ort
 from cases import load
 from operator_runtime_testing.performance import PerformanceResult
+from operator_runtime_testing.roofline import compute_peak_gflops
 from operator_runtime_testing.timing import host_time_us, time_callable
 
 CPU_MAX_ELEMENTS = 1 << 24  # bigger shapes are GPU-sized; --full runs them on the CPU anyway
@@ -47,7 +48,7 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
             report(f"{label}: skipped on the CPU (over 2^24 elements; --full runs it)")
             continue
         report(f"{label}: measuring")
-        inputs = [torch.randn(case.shape, generator=gen).to(device=device, dtype=case.dtype) for _ in range(case.inputs)]
+        inputs = _inputs(bench, case.shape, case.dtype, case.inputs, device, gen)
         try:
             out = api(*inputs, **case.attrs, backend=backend)
         except ort.UnsupportedError as refused:  # e.g. a layout the tilelang backend does not express
@@ -57,7 +58,7 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
         results.append(row)
         del inputs, out
     # Host overhead: on a tiny tensor the time is all call path, ours against eager torch.
-    x = [torch.randn(TINY_SHAPE, generator=gen).to(device) for _ in range(todo[0].inputs)]
+    x = _inputs(bench, getattr(bench, "TINY_SHAPE", TINY_SHAPE), torch.float32, todo[0].inputs, device, gen)
     attrs = {k: -1 for k in todo[0].attrs}
     try:
         out = api(*x, **attrs, backend=backend)
@@ -74,6 +75,14 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
     row.torch_out_host_us = host_time_us(lambda: bench.torch_op(out_torch, *x, **attrs), device)
     results.append(row)
     return results
+
+
+def _inputs(bench, shape, dtype, count, device, gen) -> list[torch.Tensor]:
+    """The op's inputs for a benchmark shape: ``count`` tensors of ``shape``, unless the bench
+    module makes its own (matmul: shape is (M, N, K), the inputs (M, K) and (K, N))."""
+    if hasattr(bench, "make_inputs"):
+        return bench.make_inputs(shape, dtype, device, gen)
+    return [torch.randn(shape, generator=gen).to(device=device, dtype=dtype) for _ in range(count)]
 
 
 def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, ceiling) -> PerformanceResult:
@@ -93,9 +102,13 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
             notes.append(f"torch.compile failed: {type(e).__name__}")
     numel = inputs[0].numel()
     moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
+    # Element-wise and row ops count FLOPs per input element; matmul counts its own (2 M N K).
+    flops = bench.flops(inputs) if hasattr(bench, "flops") else bench.FLOPS_PER_ELEMENT * numel
+    shape = bench.row_shape(inputs) if hasattr(bench, "row_shape") else list(inputs[0].shape)
+    dtype = DTYPE_NAMES[inputs[0].dtype]
     return PerformanceResult(
-        op=op, backend=backend, shape=list(inputs[0].shape), dtype=DTYPE_NAMES[inputs[0].dtype], attrs=dict(attrs),
+        op=op, backend=backend, shape=shape, dtype=dtype, attrs=dict(attrs),
         latency_ms=ours.median_ms, latency_p10_ms=ours.p10_ms, latency_p90_ms=ours.p90_ms, bytes=moved,
-        flops=bench.FLOPS_PER_ELEMENT * numel, torch_ms=theirs.median_ms, torch_compile_ms=compiled_ms,
-        ceiling_gbps=ceiling, notes=notes,
+        flops=flops, torch_ms=theirs.median_ms, torch_compile_ms=compiled_ms,
+        ceiling_gbps=ceiling, peak_gflops=compute_peak_gflops(device, dtype, tensor_cores=op == "matmul"), notes=notes,
     )

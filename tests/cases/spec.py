@@ -20,15 +20,23 @@ class Case:
 
 
 # Operators the tilelang backend implements; it must refuse the others by name.
-TILELANG_OPS = ("copy", "vector_add", "reduce_sum", "softmax")
+TILELANG_OPS = ("copy", "vector_add", "reduce_sum", "softmax", "matmul")
+# Operators whose TileLang kernels do not lower to the C target: refused on the CPU, by name.
+TILELANG_GPU_ONLY = {"matmul": "T.gemm has no lowering for TileLang's C target"}
+# Operators whose TileLang kernels take only some dtypes: (dtypes, the refusal of the others).
+TILELANG_DTYPES = {"matmul": ((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16")}
 
 
 def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> str | None:
     """The message (regex) the tilelang backend must refuse this case with, or None."""
     if op not in TILELANG_OPS:
         return "not implemented in the tilelang backend"
+    if device == "cpu" and op in TILELANG_GPU_ONLY:
+        return TILELANG_GPU_ONLY[op]
     if case.tilelang:
         return case.tilelang
+    if op in TILELANG_DTYPES and dtype not in TILELANG_DTYPES[op][0]:
+        return TILELANG_DTYPES[op][1]
     if device == "cpu" and torch.bfloat16 in (dtype, case.attrs.get("dtype")):
         return "bfloat16 on the CPU is not expressible"
     return None

@@ -80,3 +80,32 @@ def test_softmax_any_dim(x, data, backend, device):
     dim = data.draw(st.integers(-max(x.dim(), 1), max(x.dim(), 1) - 1))
     x = x.to(device)
     check("softmax", ort.softmax(x, dim, backend=backend), x, dim)
+
+
+def _any_layout(draw, shape, dtype, seed):
+    """A tensor of ``shape`` stored in a random dim order, every dim sliced by a random step."""
+    order = draw(st.permutations(range(len(shape))))
+    steps = draw(st.lists(st.integers(1, 2), min_size=len(shape), max_size=len(shape)))
+    base = torch.randn(tuple(shape[d] * steps[d] for d in order), generator=torch.Generator().manual_seed(seed))
+    view = base.to(dtype)[tuple(slice(None, None, steps[d]) for d in order)]
+    return view.permute([order.index(d) for d in range(len(shape))])
+
+
+@SETTINGS
+@given(data=st.data())
+def test_matmul_any_layout(data, backend, device):
+    """Random M, N, K (0 included), 2-d or batched with a broadcast batch, each operand in any
+    layout: the kernels' every path (packed tiles, strided loads, K = 0) against torch."""
+    m, n, k = (data.draw(st.integers(0, 9)) for _ in range(3))
+    dtype = data.draw(st.sampled_from(DTYPES))
+    batch = data.draw(st.sampled_from([None, 1, 2, 3]))
+    shape_a, shape_b = (m, k), (k, n)
+    if batch is not None:  # one operand may stay 2-d or have a batch of 1: it repeats
+        shape_a = (data.draw(st.sampled_from([batch, 1])),) + shape_a if data.draw(st.booleans()) else shape_a
+        shape_b = (batch,) + shape_b
+        if data.draw(st.booleans()):
+            shape_a, shape_b = (batch,) + shape_a[-2:], shape_b[-2:]
+    seed = data.draw(st.integers(0, 2**31))
+    a = _any_layout(data.draw, shape_a, dtype, seed).to(device)
+    b = _any_layout(data.draw, shape_b, dtype, seed + 1).to(device)
+    check("matmul", ort.matmul(a, b, backend=backend), a, b)

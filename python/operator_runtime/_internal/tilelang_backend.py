@@ -24,7 +24,7 @@ from .binding import PreparedBase
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program",
-               "softmax": "softmax_program"}
+               "softmax": "softmax_program", "matmul": "matmul_program"}
 ROW_OPS = ("reduce_sum", "softmax")  # viewed as (rows, row_len) over the last dim
 
 _lock = threading.Lock()
@@ -114,6 +114,8 @@ def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = ()):
 def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> None:
     if op not in IMPLEMENTED:
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
+    if op == "matmul":
+        return _refuse_matmul(out, inputs["a"], inputs["b"])
     for name, t in {"out": out, **inputs}.items():
         if op != "reduce_sum" and t.shape != out.shape:
             raise UnsupportedError(f"{op}: the tilelang backend needs inputs of out's shape (no broadcasting); "
@@ -131,6 +133,34 @@ def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: 
             raise UnsupportedError(f"{op}: bfloat16 on the CPU is not expressible in TileLang's C target ({name})")
 
 
+def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+    """What ops/matmul/tilelang/matmul.py expresses: contiguous f16/bf16 operands of one batch
+    on a GPU, with the 16-byte row strides and alignment its TMA copies need."""
+    if out.device.type == "cpu":
+        raise UnsupportedError("matmul: T.gemm has no lowering for TileLang's C target (it infers no fragment "
+                               "layout there); the cpu backend runs matmul on the CPU")
+    for name, t in (("out", out), ("a", a), ("b", b)):
+        if not t.is_contiguous():
+            raise UnsupportedError(f"matmul: the tilelang backend needs contiguous tensors; {name} has strides "
+                                   f"{t.stride()} for shape {tuple(t.shape)}")
+    if a.dim() != b.dim() or a.shape[:-2] != b.shape[:-2]:
+        raise UnsupportedError(f"matmul: the tilelang backend needs a and b of one batch (no broadcasting); "
+                               f"a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    k, n = a.shape[-1], b.shape[-1]
+    if out.numel() and k == 0:
+        raise UnsupportedError("matmul: the tilelang kernel needs K >= 1 (a TMA descriptor cannot describe an empty "
+                               "dim); K = 0 gives zeros on the cpu and nvidia backends")
+    if k % 8 or n % 8 or any(t.data_ptr() % 16 for t in (out, a, b) if t.numel()):
+        raise UnsupportedError(f"matmul: the tilelang kernel copies rows with TMA, which needs 16-byte row strides: "
+                               f"K and N must be multiples of 8 (got K={k}, N={n}) and the tensors 16-byte aligned")
+    if out.dtype not in (torch.float16, torch.bfloat16):
+        raise UnsupportedError(f"matmul: the tilelang backend multiplies float16 and bfloat16 (T.gemm on {out.dtype} "
+                               f"would round to tf32); the nvidia backend runs float32")
+    if max(t.numel() for t in (out, a, b)) >= 2**31:
+        raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
+                               "not expressible")
+
+
 def _row_len(x: torch.Tensor) -> int:
     return x.shape[-1] if x.dim() else 1
 
@@ -142,6 +172,8 @@ def _operands(op: str, out: torch.Tensor, inputs) -> list[torch.Tensor]:
         return [x.reshape(-1, _row_len(x)) if x.numel() else x.new_empty((out.numel(), 0)), out.view(-1)]
     if op == "softmax":
         return [t.reshape(-1, _row_len(t)) for t in (*inputs, out)]
+    if op == "matmul":  # (batch, M, K), (batch, K, N), (batch, M, N)
+        return [t if t.dim() == 3 else t.unsqueeze(0) for t in (*inputs, out)]
     return [t.view(-1) for t in (*inputs, out)]
 
 
@@ -225,7 +257,11 @@ class TileLangPrepared(PreparedBase):
         # copy converts between dtypes: its kernel is specialized on both
         dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
         gpu = out.device.type == "cuda"
-        self._kernel = compiled(op, dtypes, gpu, variant(op, gpu, _row_len(inputs[0])))
+        if op == "matmul":  # the tile config by the output's shape class
+            extra = tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1]))
+        else:
+            extra = variant(op, gpu, _row_len(inputs[0]))
+        self._kernel = compiled(op, dtypes, gpu, extra)
         # None for an empty output: a zero-block launch is an error on the GPU, and there is nothing to do
         self._launch = DirectLaunch(self._kernel, _operands(op, out, inputs)) if out.numel() else None
         # an empty input with a non-empty output (a sum over an empty dim) gets a stand-in operand

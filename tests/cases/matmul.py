@@ -1,0 +1,98 @@
+"""matmul: a @ b (torch.matmul) for 2-d and batched 3-d operands, f32 accumulation.
+
+Shapes are chosen per backend path as well as per awkward size: sizes 1, 7, 127 and 1000; K = 0
+and empty M / N; tiles with tails in M, N and K (200 x 136 x 264 against 128 x 128 x 32 tiles);
+each of the four row- / column-major combinations with leading dims that are multiples of 8
+(the CUDA tensor-core path loads them 16 bytes at a time) and ones that are not, or are strided
+(the CUDA-core path); batches, broadcast batches, and a K long enough to test accumulation.
+"""
+
+import torch
+
+from operator_runtime_testing.tolerances import matmul_atol_per_term
+
+from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
+
+API, PREPARE = "matmul", "prepare_matmul"
+EXACT = False
+
+# What the tilelang backend refuses (on the GPU; on the CPU it refuses matmul altogether).
+CONTIGUOUS = "needs contiguous tensors"
+BROADCAST = "needs a and b of one batch"
+ALIGN = "K and N must be multiples of 8"
+K_ZERO = "needs K >= 1"
+
+
+def reference(a, b):
+    return torch.matmul(a.cpu().double(), b.cpu().double())
+
+
+def extra_atol(a, b):
+    magnitude = torch.matmul(a.cpu().double().abs(), b.cpu().double().abs()).nan_to_num(posinf=0)
+    return matmul_atol_per_term(a.shape[-1]) * magnitude
+
+
+def correctness_cases():
+    return [
+        Case("1x1x1", (T((1, 1)), T((1, 1))), tilelang=ALIGN),
+        Case("7x7x7", (T((7, 7)), T((7, 7))), tilelang=ALIGN),
+        Case("127x127x127", (T((127, 127)), T((127, 127))), tilelang=ALIGN),
+        Case("1000x127x1000", (T((1000, 127)), T((127, 1000))), tilelang=ALIGN),
+        Case("k1000", (T((7, 1000)), T((1000, 127))), tilelang=ALIGN),
+        Case("gemv-row", (T((1, 1000)), T((1000, 64)))),
+        Case("k-zero", (T((5, 0)), T((0, 6))), tilelang=K_ZERO),
+        Case("k-zero-batched", (T((2, 3, 0)), T((2, 0, 4))), tilelang=K_ZERO),
+        Case("empty-m", (T((0, 8)), T((8, 16)))),
+        Case("empty-n", (T((5, 8)), T((8, 0)))),
+        Case("empty-batch", (T((0, 5, 8)), T((0, 8, 16)))),
+        # Tails in all three dims of 128 x 128 x 32 tiles; leading dims multiples of 8.
+        Case("tiles-with-tails", (T((200, 264)), T((264, 136)))),
+        Case("a-transposed", (T((200, 264), layout="transposed"), T((264, 136))), tilelang=CONTIGUOUS),
+        Case("b-transposed", (T((200, 264)), T((264, 136), layout="transposed")), tilelang=CONTIGUOUS),
+        Case("both-transposed", (T((136, 72), layout="transposed"), T((72, 40), layout="transposed")),
+             tilelang=CONTIGUOUS),
+        # Outputs of the CUDA backend's 128 x 256 tiles (M, N >= 1024), with tails in M, N and K;
+        # row-major and batched, and both operands column-major.
+        Case("wide-tiles-batched", (T((2, 1032, 40)), T((2, 40, 1032)))),
+        Case("wide-tiles-transposed", (T((1032, 40), layout="transposed"), T((40, 1032), layout="transposed")),
+             tilelang=CONTIGUOUS),
+        # Leading dims that are not multiples of 8, and strided rows: no 16-byte loads.
+        Case("odd-leading-dims", (T((33, 65)), T((65, 17))), tilelang=ALIGN),
+        Case("odd-transposed", (T((33, 65), layout="transposed"), T((65, 17), layout="transposed")),
+             tilelang=CONTIGUOUS),
+        Case("strided", (T((9, 31), layout="strided"), T((31, 5), layout="strided")), tilelang=CONTIGUOUS),
+        Case("batched", (T((3, 37, 29)), T((3, 29, 41))), tilelang=ALIGN),
+        Case("batched-aligned", (T((2, 136, 72)), T((2, 72, 40)))),
+        Case("batched-transposed", (T((2, 136, 72), layout="transposed"), T((2, 72, 40))), tilelang=CONTIGUOUS),
+        Case("batch-broadcast-2d-a", (T((37, 24)), T((4, 24, 16))), tilelang=BROADCAST),
+        Case("batch-broadcast-2d-b", (T((4, 37, 24)), T((24, 16))), tilelang=BROADCAST),
+        Case("batch-of-one", (T((1, 16, 24)), T((5, 24, 8))), tilelang=BROADCAST),
+        Case("batch-expanded", (T((4, 16, 24), layout="expanded", expand_from=(1, 16, 24)), T((4, 24, 8))),
+             tilelang=CONTIGUOUS),
+        # Accumulation over a long K: with 16-byte loads (K a multiple of 8 with a tail of 24 past the last 32), and without.
+        Case("large-k", (T((4, 65560)), T((65560, 8)))),
+        Case("large-k-odd", (T((3, 100_003)), T((100_003, 2))), tilelang=ALIGN),
+        Case("extreme-values", (T((6, 40), values="extreme"), T((40, 8), values="extreme"))),
+    ]
+
+
+def api_error_cases():
+    return common_error_cases((T((4, 6)), T((6, 5))), {}, "a") + [
+        ErrorCase("b-not-a-tensor", (T((4, 6)), 2.0), {}, TypeError, "b must be a torch.Tensor"),
+        ErrorCase("inner-dims", (T((4, 6)), T((5, 6))), {}, ValueError, r"do not multiply: a's last dim \(K=6\)"),
+        ErrorCase("a-1d", (T((6,)), T((6, 5))), {}, ValueError, "a has 1 dims"),
+        ErrorCase("b-4d", (T((4, 6)), T((2, 2, 6, 5))), {}, ValueError, "b has 4 dims"),
+        ErrorCase("batches", (T((2, 4, 6)), T((3, 6, 5))), {}, ValueError, "batches 2 and 3 that do not broadcast"),
+        ErrorCase("out-wrong-shape", (T((4, 6)), T((6, 5))), {}, ValueError, "out has shape", out=T((5, 4))),
+    ]
+
+
+def benchmark_cases():
+    """Shapes (M, N, K). On a GPU: square f16/bf16 (compute-bound; the issue's goals), skinny M with
+    N = K = 8192 (decode-time GEMV-like, memory-bound), f32 on CUDA cores. On the CPU only the
+    small ones run (the harness skips shapes past 2^24 M*N*K there)."""
+    halves = (torch.float16, torch.bfloat16)
+    square = [BenchCase((n, n, n), dtype) for n in (4096, 8192) for dtype in halves]
+    skinny = [BenchCase((m, 8192, 8192), dtype) for m in (16, 32, 64, 128) for dtype in halves]
+    small = [BenchCase((256, 256, 256)), BenchCase((64, 1024, 256)), BenchCase((256, 256, 256), torch.bfloat16)]
+    return square + skinny + small + [BenchCase((4096, 4096, 4096))]

@@ -33,6 +33,25 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& v) {
   *reinterpret_cast<Pack<T, N>*>(p) = v;
 }
 
+// The same for data touched once (streaming: ld/st.global.cs, evict-first), so a large
+// stream does not push data that will be reused out of L2.
+template <int N, class T>
+__device__ __forceinline__ Pack<T, N> load_pack_stream(const T* p) {
+  static_assert(sizeof(Pack<T, N>) == sizeof(uint4), "a pack is 16 bytes");
+  const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p));
+  Pack<T, N> r;
+  __builtin_memcpy(&r, &v, sizeof r);
+  return r;
+}
+
+template <int N, class T>
+__device__ __forceinline__ void store_pack_stream(T* p, const Pack<T, N>& v) {
+  static_assert(sizeof(Pack<T, N>) == sizeof(uint4), "a pack is 16 bytes");
+  uint4 u;
+  __builtin_memcpy(&u, &v, sizeof u);
+  __stcs(reinterpret_cast<uint4*>(p), u);
+}
+
 // Elements before `p` is aligned for a pack of E elements (p itself is element-aligned).
 template <int E, class T>
 __device__ __host__ __forceinline__ int64_t elements_to_alignment(const T* p) {

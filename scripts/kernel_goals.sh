@@ -22,7 +22,9 @@ step() {  # step NAME SECONDS COMMAND...: runs it under a time limit, logs to $O
   local name=$1 limit=$2; shift 2
   echo "=== $name: $*"
   local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
+  # through bash -c: the command may be one of the functions below (exported), which
+  # timeout alone could not run
+  timeout --kill-after=10 "$limit" bash -c '"$@"' _ "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
   tail -n 4 "$OUT/$name.log"
   summary+=("$(printf '%-22s rc=%-3s %4ss  %s' "$name" "$rc" $((SECONDS - t0)) "$(tail -n 1 "$OUT/$name.log")")")
@@ -39,6 +41,9 @@ bench() {  # bench OP SHAPES VARIABLE=VALUE [--no-torch-compile]: one labelled b
   env "$setting" python3 tests/run_ops.py --op "$op" --backend nvidia --mode bench --shapes "$shapes" \
     --note "$setting" --json "$OUT/bench-$op-${setting##*=}.json" "$@"
 }
+
+export OUT OPS_TESTS
+export -f sanitize bench
 
 step build 240 bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"

@@ -34,11 +34,12 @@ inline unsigned grid_for(int64_t work_items, int64_t per_block, int blocks_per_s
 
 // Blocks of `kernel` at `threads` per block (and `smem` bytes of dynamic shared memory)
 // that fit on one SM at once (cached). Raises the kernel's dynamic shared memory limit
-// to `smem` first when that is above the default 48 KiB.
+// to `smem` first (allow_dynamic_smem).
 int resident_blocks_per_sm(const void* kernel, int threads, size_t smem = 0);
 
-// Lets `kernel` launch with `smem` bytes of dynamic shared memory (above 48 KiB a kernel
-// must opt in, per device); cached, so the attribute is set once per kernel and size.
+// Lets `kernel` launch with `smem` bytes of dynamic shared memory (past 48 KiB minus its
+// static shared memory a kernel must opt in, per device); cached, so the attribute is
+// set once per kernel, device and size.
 void allow_dynamic_smem(const void* kernel, size_t smem);
 
 // The environment variable `name`, or `fallback` when it is unset or empty. For the

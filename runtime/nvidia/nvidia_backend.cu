@@ -28,7 +28,9 @@ int sm_count() {
 int grid_limit(int blocks_per_sm) { return sm_count() * blocks_per_sm; }
 
 void allow_dynamic_smem(const void* kernel, size_t smem) {
-  if (smem <= 48 * 1024) return;
+  // Set for any size: the default limit is 48 KiB minus the kernel's static shared
+  // memory, so 48 KiB of dynamic memory beside a reduction's scratch already needs it.
+  if (smem == 0) return;
   static std::mutex mutex;
   static std::map<std::pair<const void*, int>, size_t> allowed;
   int device = 0;

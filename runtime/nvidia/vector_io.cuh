@@ -60,8 +60,9 @@ __device__ __host__ __forceinline__ int64_t elements_to_alignment(const T* p) {
 
 // Calls visit(float) for every element of the contiguous row [row, row + len), the
 // elements split over `lanes` cooperating threads (this one is `lane`): an unaligned
-// head one element per lane, the body in 16-byte packs, then the tail.
-template <class T, class Visit>
+// head one element per lane, the body in 16-byte packs, then the tail. Batch: packs each
+// thread loads before using any (more bytes in flight, more registers).
+template <int Batch = kBatch, class T, class Visit>
 __device__ __forceinline__ void for_each_in_row(const T* row, int64_t len, int lane, int lanes, Visit&& visit) {
   constexpr int E = kPack<T>;
   const int64_t head = min(elements_to_alignment<E>(row), len);
@@ -69,12 +70,12 @@ __device__ __forceinline__ void for_each_in_row(const T* row, int64_t len, int l
   const int64_t packs = (len - head) / E;
   const T* body = row + head;
   int64_t k = lane;
-  for (; k + (kBatch - 1) * lanes < packs; k += kBatch * lanes) {  // all loads first: more bytes in flight
-    Pack<T, E> p[kBatch];
+  for (; k + (Batch - 1) * lanes < packs; k += Batch * lanes) {  // all loads first: more bytes in flight
+    Pack<T, E> p[Batch];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) p[u] = load_pack<E>(body + (k + u * lanes) * E);
+    for (int u = 0; u < Batch; ++u) p[u] = load_pack<E>(body + (k + u * lanes) * E);
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u)
+    for (int u = 0; u < Batch; ++u)
 #pragma unroll
       for (int e = 0; e < E; ++e) visit(to_float(p[u].v[e]));
   }

@@ -59,13 +59,15 @@ bool neighbours_adjacent(const RowPlan& p) {
 
 // Rows longer than this, fewer than a full SM's warps (64) per SM: a warp per row left
 // ~31 warps per SM at 4096x32768 f32 (2 KiB in flight each), 0.93x torch on the H200.
-// A block of 512 per row, one block per row, keeps 4 blocks x 32 KiB in flight per SM.
+// A block of 256 per row, one block per row, 8 packs in flight per thread: at ~48
+// registers 5 blocks fit per SM, 160 KiB in flight.
 constexpr int64_t kBlockRowMin = 16384;
+constexpr int kRowBatch = 8;  // its packs in flight per thread
 
 Launch choose_strategy(const RowPlan& p, int mode, int sms) {
   if (p.in_row_stride == 1 || p.row_len == 1) {
     if (mode == kAuto && p.row_len > kBlockRowMin && p.row_len <= kWarpRowMax && p.rows < int64_t{64} * sms)
-      return {Strategy::BlockPerRow, 512, 1, true};
+      return {Strategy::BlockPerRow, 256, 1, true};
     if (p.row_len <= kWarpRowMax) return {Strategy::WarpPerRow, 256, 1};
     if (p.rows >= sms) return {Strategy::BlockPerRow, p.row_len >= 16384 ? 1024 : 512, 1};
     const int64_t splits = std::clamp<int64_t>(4 * sms / std::max<int64_t>(p.rows, 1), 1,
@@ -103,7 +105,7 @@ __global__ void sum_warp_per_row(RowPlan p, const T* __restrict__ x, T* __restri
 
 // Block b sums piece b % splits of row b / splits (splits == 1: the whole row) and
 // writes it to y, or to partials[b] when the row is split.
-template <class T>
+template <class T, int Batch = kBatch>
 __global__ void __launch_bounds__(1024) sum_block_per_piece(RowPlan p, int64_t splits, const T* __restrict__ x, T* __restrict__ y,
                                     float* __restrict__ partials) {
   __shared__ float scratch[32];
@@ -114,7 +116,7 @@ __global__ void __launch_bounds__(1024) sum_block_per_piece(RowPlan p, int64_t s
     p.row_offsets(row, in_off, out_off);
     const int64_t begin = piece * piece_len, len = std::max<int64_t>(0, std::min(piece_len, p.row_len - begin));
     float acc = 0.f;
-    for_each_in_row(x + in_off + begin, len, threadIdx.x, blockDim.x, [&](float v) { acc += v; });
+    for_each_in_row<Batch>(x + in_off + begin, len, threadIdx.x, blockDim.x, [&](float v) { acc += v; });
     acc = block_reduce<Sum>(acc, scratch);
     if (threadIdx.x == 0) {
       if (splits == 1) y[out_off] = from_float<T>(acc);
@@ -187,10 +189,13 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, float* partials, cudaS
     }
     case Strategy::BlockPerRow:
     case Strategy::SplitRow: {
+      if (l.grid_per_row) {
+        sum_block_per_piece<T, kRowBatch><<<static_cast<unsigned>(std::min<int64_t>(p.rows, INT32_MAX)), threads, 0, s>>>(
+            p, 1, x, y, partials);
+        break;
+      }
       auto* kernel = sum_block_per_piece<T>;
-      const unsigned grid = l.grid_per_row ? static_cast<unsigned>(std::min<int64_t>(p.rows * l.splits, INT32_MAX))
-                                           : resident_grid(kernel, l.threads, p.rows * l.splits, 1);
-      kernel<<<grid, threads, 0, s>>>(p, l.splits, x, y, partials);
+      kernel<<<resident_grid(kernel, l.threads, p.rows * l.splits, 1), threads, 0, s>>>(p, l.splits, x, y, partials);
       if (l.splits > 1) sum_partials<T><<<grid_for(p.rows, 256, 64), 256, 0, s>>>(p, l.splits, l.splits, 1, partials, y);
       break;
     }

@@ -436,7 +436,7 @@ __device__ __forceinline__ MaxSum load_cg(const MaxSum* p) {  // from L2: writte
 // blocks holding a row's pieces have each finished their earlier pieces, which belong to
 // earlier rows, whose pieces are all done by the same argument (induction on the row).
 template <class T>
-__global__ void __launch_bounds__(kGridThreads) softmax_row_grid(RowPlan p, int64_t piece_len, int64_t pieces,
+__global__ void __launch_bounds__(kGridThreads, 3) softmax_row_grid(RowPlan p, int64_t piece_len, int64_t pieces,
                                                                  const T* __restrict__ x, T* __restrict__ y,
                                                                  MaxSum* __restrict__ parts,
                                                                  unsigned* __restrict__ arrived) {

@@ -9,6 +9,7 @@ bench: prepared run() against torch on the same shapes in the same run, and on a
        the host time of prepared run() and of the eager call, each against torch's; a table
        while it runs, and JSON (device, clocks, versions, one row per measurement) with --json.
        Several backends (comma-separated) share one run, one copy ceiling and one file.
+       --shapes picks cases (e.g. '8192x8192/f16,268435456'); --note labels the rows.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path[:0] = [str(HERE), str(HERE / "ops")]
 import torch  # noqa: E402
 
 import operator_runtime as ort  # noqa: E402
-from bench.harness import benchmark_op, measure_copy_ceiling  # noqa: E402
+from bench.harness import benchmark_op, measure_copy_ceiling, shape_selector  # noqa: E402
 from conftest import DEVICE, unavailable_reason  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
 
@@ -74,10 +75,12 @@ def run_bench(ops: list[str], backends: list[str], args) -> int:
     ceiling = measure_copy_ceiling(device)
     print(f"copy ceiling: {ceiling:.0f} GB/s (torch copy_, read + write)\n{COLUMNS}", flush=True)
     results = []
+    select = shape_selector(args.shapes)
     for op in ops:
         for backend in backends:
             rows = benchmark_op(op, backend, device, torch_compile=compile_peer, full=args.full, ceiling=ceiling,
-                                report=lambda msg: print(f"  {msg}", file=sys.stderr, flush=True))
+                                report=lambda msg: print(f"  {msg}", file=sys.stderr, flush=True),
+                                select=select, notes=tuple(args.note))
             for r in rows:
                 print(f"{backend:<9}" + row_line(r), flush=True)
             results += rows
@@ -106,6 +109,10 @@ def main() -> int:
     parser.add_argument("--torch-compile", dest="torch_compile", action=argparse.BooleanOptionalAction,
                         default=None, help="also time torch.compile'd torch (default: on a GPU)")
     parser.add_argument("--full", action="store_true", help="run GPU-sized benchmark shapes on the CPU too")
+    parser.add_argument("--shapes", help="bench only these cases: comma-separated SHAPE or SHAPE/DTYPE, e.g. "
+                                         "'8192x8192/f16,256x1048576' (and no host-overhead row)")
+    parser.add_argument("--note", action="append", default=[],
+                        help="a note added to every bench row, e.g. the kernel strategy chosen (repeatable)")
     args, extra = parser.parse_known_args()
     backends = args.backend or ["nvidia" if ort.is_available("nvidia") else "cpu"]
     ops = list(ort.OPS) if args.op == "all" else [args.op]

@@ -13,9 +13,13 @@ struct ReduceSumDescriptor : Descriptor {
   oprt_dtype dtype{};
   RowPlan plan{};  // one row per output element; out_row_stride is 0
   size_t workspace_bytes = 0;
+  // A backend's own choice made at create and kept for execute (0: its default). The
+  // nvidia backend records its strategy override here (see its reduce_sum kernels).
+  int backend_variant = 0;
 };
 
-// Scratch the backend wants for this plan (bytes); each backend library defines it.
-size_t reduce_sum_workspace_bytes(const ReduceSumDescriptor& d);
+// Scratch the backend wants for this plan (bytes); each backend library defines it, and
+// may record choices in d.backend_variant (called once, by create).
+size_t reduce_sum_workspace_bytes(ReduceSumDescriptor& d);
 
 }  // namespace oprt

@@ -13,9 +13,13 @@ struct SoftmaxDescriptor : Descriptor {
   oprt_dtype dtype{};
   RowPlan plan{};
   size_t workspace_bytes = 0;
+  // A backend's own choice made at create and kept for execute (0: its default). The
+  // nvidia backend records its strategy override here (see its softmax kernels).
+  int backend_variant = 0;
 };
 
-// Scratch the backend wants for this plan (bytes); each backend library defines it.
-size_t softmax_workspace_bytes(const SoftmaxDescriptor& d);
+// Scratch the backend wants for this plan (bytes); each backend library defines it, and
+// may record choices in d.backend_variant (called once, by create).
+size_t softmax_workspace_bytes(SoftmaxDescriptor& d);
 
 }  // namespace oprt

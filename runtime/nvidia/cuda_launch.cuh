@@ -32,8 +32,20 @@ inline unsigned grid_for(int64_t work_items, int64_t per_block, int blocks_per_s
   return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>(need, grid_limit(blocks_per_sm))));
 }
 
-// Blocks of `kernel` at `threads` per block that fit on one SM at once (cached).
-int resident_blocks_per_sm(const void* kernel, int threads);
+// Blocks of `kernel` at `threads` per block (and `smem` bytes of dynamic shared memory)
+// that fit on one SM at once (cached). Raises the kernel's dynamic shared memory limit
+// to `smem` first (allow_dynamic_smem).
+int resident_blocks_per_sm(const void* kernel, int threads, size_t smem = 0);
+
+// Lets `kernel` launch with `smem` bytes of dynamic shared memory (past 48 KiB minus its
+// static shared memory a kernel must opt in, per device); cached, so the attribute is
+// set once per kernel, device and size.
+void allow_dynamic_smem(const void* kernel, size_t smem);
+
+// The environment variable `name`, or `fallback` when it is unset or empty. For the
+// strategy overrides (OPRT_SOFTMAX_STRATEGY, ...) that let one GPU run benchmark an old
+// kernel beside its replacement; the ops read them when a descriptor is created.
+const char* env_or(const char* name, const char* fallback);
 
 // The grid for a grid-stride kernel: no more blocks than can run at once. A grid larger
 // than what fits runs in two uneven waves: the blocks that start late finish late, and

@@ -6,6 +6,8 @@
 // general path: offsets computed from the linear index through the plan's strides.
 #pragma once
 
+#include <climits>
+
 #include "cuda_launch.cuh"
 #include "strided_index.h"
 #include "vector_io.cuh"
@@ -46,6 +48,61 @@ template <class T, class F>
 __global__ void zip_contiguous_kernel(T* __restrict__ out, const T* __restrict__ a, const T* __restrict__ b,
                                       int64_t n, F f) {
   zip_row(out, a, b, n, blockIdx.x * blockDim.x + threadIdx.x, gridDim.x * blockDim.x, f);
+}
+
+// zip over contiguous operands, one tile per block: block k takes packs
+// [k * kTilePacks, (k + 1) * kTilePacks) (kBatch loads of a and of b in flight per
+// thread, all issued before any use), streaming loads and stores, and no grid-stride
+// loop: the grid is the tiles, so no wave is left uneven. `head` elements before the
+// first aligned pack and the tail after the last whole pack are done by block 0.
+// Needs a, b and out equally misaligned (checked by the caller).
+constexpr int kTilePacks = kElementwiseThreads * kBatch;
+
+template <class T, class F>
+__global__ void __launch_bounds__(kElementwiseThreads) zip_tiles_kernel(T* __restrict__ out, const T* __restrict__ a,
+                                                                        const T* __restrict__ b, int64_t n,
+                                                                        int64_t head, F f) {
+  constexpr int E = kPack<T>;
+  const int64_t packs = (n - head) / E;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kTilePacks + threadIdx.x;
+  Pack<T, E> p[kBatch], q[kBatch];
+#pragma unroll
+  for (int u = 0; u < kBatch; ++u) {
+    const int64_t k = first + u * kElementwiseThreads;
+    if (k < packs) {
+      p[u] = load_pack_stream<E>(a + head + k * E);
+      q[u] = load_pack_stream<E>(b + head + k * E);
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kBatch; ++u) {
+    const int64_t k = first + u * kElementwiseThreads;
+    if (k < packs) {
+      Pack<T, E> r;
+#pragma unroll
+      for (int e = 0; e < E; ++e) r.v[e] = from_float<T>(f(to_float(p[u].v[e]), to_float(q[u].v[e])));
+      store_pack_stream<E>(out + head + k * E, r);
+    }
+  }
+  if (blockIdx.x == 0) {
+    for (int64_t i = threadIdx.x; i < head; i += blockDim.x) out[i] = from_float<T>(f(to_float(a[i]), to_float(b[i])));
+    for (int64_t i = head + packs * E + threadIdx.x; i < n; i += blockDim.x)
+      out[i] = from_float<T>(f(to_float(a[i]), to_float(b[i])));
+  }
+}
+
+// Launches zip_tiles_kernel when a, b and out share their alignment; false otherwise.
+template <class T, class F>
+bool launch_zip_tiles(T* out, const T* a, const T* b, int64_t n, F f, cudaStream_t stream) {
+  constexpr int E = kPack<T>;
+  const int64_t head = std::min<int64_t>(elements_to_alignment<E>(a), n);
+  if (elements_to_alignment<E>(b) != elements_to_alignment<E>(a) ||
+      elements_to_alignment<E>(out) != elements_to_alignment<E>(a))
+    return false;
+  const int64_t tiles = std::max<int64_t>(1, ((n - head) / E + kTilePacks - 1) / kTilePacks);
+  if (tiles > INT32_MAX) return false;
+  zip_tiles_kernel<T, F><<<static_cast<unsigned>(tiles), kElementwiseThreads, 0, stream>>>(out, a, b, n, head, f);
+  return true;
 }
 
 // Enough threads that each handles a batch of 16-byte packs, no more than fit at once.

@@ -33,6 +33,25 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, N>& v) {
   *reinterpret_cast<Pack<T, N>*>(p) = v;
 }
 
+// The same for data touched once (streaming: ld/st.global.cs, evict-first), so a large
+// stream does not push data that will be reused out of L2.
+template <int N, class T>
+__device__ __forceinline__ Pack<T, N> load_pack_stream(const T* p) {
+  static_assert(sizeof(Pack<T, N>) == sizeof(uint4), "a pack is 16 bytes");
+  const uint4 v = __ldcs(reinterpret_cast<const uint4*>(p));
+  Pack<T, N> r;
+  __builtin_memcpy(&r, &v, sizeof r);
+  return r;
+}
+
+template <int N, class T>
+__device__ __forceinline__ void store_pack_stream(T* p, const Pack<T, N>& v) {
+  static_assert(sizeof(Pack<T, N>) == sizeof(uint4), "a pack is 16 bytes");
+  uint4 u;
+  __builtin_memcpy(&u, &v, sizeof u);
+  __stcs(reinterpret_cast<uint4*>(p), u);
+}
+
 // Elements before `p` is aligned for a pack of E elements (p itself is element-aligned).
 template <int E, class T>
 __device__ __host__ __forceinline__ int64_t elements_to_alignment(const T* p) {
@@ -41,8 +60,9 @@ __device__ __host__ __forceinline__ int64_t elements_to_alignment(const T* p) {
 
 // Calls visit(float) for every element of the contiguous row [row, row + len), the
 // elements split over `lanes` cooperating threads (this one is `lane`): an unaligned
-// head one element per lane, the body in 16-byte packs, then the tail.
-template <class T, class Visit>
+// head one element per lane, the body in 16-byte packs, then the tail. Batch: packs each
+// thread loads before using any (more bytes in flight, more registers).
+template <int Batch = kBatch, class T, class Visit>
 __device__ __forceinline__ void for_each_in_row(const T* row, int64_t len, int lane, int lanes, Visit&& visit) {
   constexpr int E = kPack<T>;
   const int64_t head = min(elements_to_alignment<E>(row), len);
@@ -50,12 +70,12 @@ __device__ __forceinline__ void for_each_in_row(const T* row, int64_t len, int l
   const int64_t packs = (len - head) / E;
   const T* body = row + head;
   int64_t k = lane;
-  for (; k + (kBatch - 1) * lanes < packs; k += kBatch * lanes) {  // all loads first: more bytes in flight
-    Pack<T, E> p[kBatch];
+  for (; k + (Batch - 1) * lanes < packs; k += Batch * lanes) {  // all loads first: more bytes in flight
+    Pack<T, E> p[Batch];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) p[u] = load_pack<E>(body + (k + u * lanes) * E);
+    for (int u = 0; u < Batch; ++u) p[u] = load_pack<E>(body + (k + u * lanes) * E);
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u)
+    for (int u = 0; u < Batch; ++u)
 #pragma unroll
       for (int e = 0; e < E; ++e) visit(to_float(p[u].v[e]));
   }

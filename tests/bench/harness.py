@@ -34,14 +34,36 @@ def measure_copy_ceiling(device: str) -> float:
     return 2 * n * 4 / (t.median_ms * 1e-3) / 1e9
 
 
+def shape_selector(text: str | None) -> Callable[[object], bool] | None:
+    """--shapes: comma-separated SHAPE or SHAPE/DTYPE ("8192x8192/f16,268435456"); None: all."""
+    if not text:
+        return None
+    wanted = []
+    for item in filter(None, (t.strip() for t in text.split(","))):
+        shape, _, dtype = item.partition("/")
+        if dtype and dtype not in DTYPE_NAMES.values():
+            raise ValueError(f"--shapes item {item!r}: dtype {dtype!r} is not one of {sorted(DTYPE_NAMES.values())}")
+        wanted.append((shape, dtype))
+
+    def selected(case) -> bool:
+        label = "x".join(map(str, case.shape))
+        return any(label == shape and dtype in ("", DTYPE_NAMES[case.dtype]) for shape, dtype in wanted)
+    return selected
+
+
 def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, full: bool, ceiling: float | None,
-                 report: Callable[[str], None]) -> list[PerformanceResult]:
+                 report: Callable[[str], None], select: Callable[[object], bool] | None = None,
+                 notes: tuple[str, ...] = ()) -> list[PerformanceResult]:
+    """select: only the benchmark cases it accepts, and no host-overhead row (--shapes);
+    notes: added to every row (e.g. which kernel strategy an environment variable chose)."""
     cases, bench = load(op), importlib.import_module(f"bench.{op}")
     api, prepare = getattr(ort, cases.API), getattr(ort, cases.PREPARE)
     compiled = torch.compile(bench.torch_op) if torch_compile else None
     gen = torch.Generator().manual_seed(0)
     results = []
     todo = cases.benchmark_cases()
+    if select is not None:
+        todo = [c for c in todo if select(c)]
     for i, case in enumerate(todo, 1):
         label = f"[{i}/{len(todo)}] {op} {'x'.join(map(str, case.shape))} {DTYPE_NAMES[case.dtype]} {case.attrs or ''}"
         if device == "cpu" and math.prod(case.shape) > CPU_MAX_ELEMENTS and not full:
@@ -55,8 +77,11 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
             report(f"{label}: skipped, {refused}")
             continue
         row = _measure(op, backend, device, case.attrs, inputs, out, prepare, bench, compiled, ceiling)
+        row.notes += list(notes)
         results.append(row)
         del inputs, out
+    if select is not None:
+        return results
     # Host overhead: on a tiny tensor the time is all call path, ours against eager torch.
     x = _inputs(bench, getattr(bench, "TINY_SHAPE", TINY_SHAPE), torch.float32, todo[0].inputs, device, gen)
     attrs = {k: -1 for k in todo[0].attrs}

@@ -47,6 +47,7 @@ def correctness_cases():
         Case("mid-row", (T((5, 3001)),), {"dim": -1}),
         Case("row-longer-than-block", (T((3, 70_001)),), {"dim": -1}),
         Case("long-rows-split", (T((2, 300_000)),), {"dim": -1}),
+        Case("block-per-row", (T((5, 20_000)),), {"dim": -1}),
         Case("long-column", (T((5003, 3)),), {"dim": 0},
              tilelang="works only over the last dim"),
         Case("many-rows", (T((4099, 5)),), {"dim": 1}),

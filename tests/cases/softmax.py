@@ -43,6 +43,15 @@ def correctness_cases():
         Case("row-in-wide-registers", (T((2, 20_000)),), {"dim": -1}),
         Case("row-longer-than-block", (T((2, 70_001)),), {"dim": -1}),
         Case("long-rows-split", (T((2, 300_000)),), {"dim": -1}),
+        # the cp.async kernels (nvidia): rows staged in shared memory through a pipeline that
+        # wraps (more rows than blocks), a partial last pack, and long rows cut into pieces
+        # that wait for each other, with inf and NaN among them
+        Case("staged-rows", (T((700, 2048)),), {"dim": -1}),
+        Case("staged-tail", (T((1, 5001)),), {"dim": -1}),
+        Case("row-pieces-tail", (T((1, 70_001)),), {"dim": -1}),
+        Case("row-pieces-large", (T((3, 40_000), values="large"),), {"dim": -1}),
+        Case("row-pieces-extreme", (T((3, 40_000), values="extreme"),), {"dim": -1}),
+        Case("row-pieces-all-neg-inf", (T((2, 40_000), values="all_neg_inf"),), {"dim": -1}),
         Case("many-rows", (T((4099, 5)),), {"dim": 1}),
         Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
         Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),

@@ -18,7 +18,7 @@ bool uses_scratch(const RowPlan& p) { return p.row_len <= kMaxScratchRow; }
 }  // namespace
 
 namespace oprt {
-size_t softmax_workspace_bytes(const SoftmaxDescriptor& d) {
+size_t softmax_workspace_bytes(SoftmaxDescriptor& d) {
   if (d.plan.rows == 0 || d.plan.row_len == 0 || !uses_scratch(d.plan)) return 0;
   const int64_t rows_at_once = std::min<int64_t>(d.plan.rows, cpu_threads());
   return static_cast<size_t>(rows_at_once * d.plan.row_len) * sizeof(float);

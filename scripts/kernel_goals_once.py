@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""One launch of each issue-16 goal kernel on the nvidia backend, for ncu to profile:
+
+    ncu -k regex:'softmax_staged|softmax_row_grid' -c 2 python3 scripts/kernel_goals_once.py
+
+softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (RowGrid), reduce_sum 4096x32768
+f32 (a block per row), vector_add 2^28 f32 (tiles). Inputs are made first, so the only
+runtime launches are these four (plus RowGrid's counter memset).
+"""
+
+import torch
+
+import operator_runtime as ort
+
+x16 = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
+x_long = torch.randn(256, 1 << 20, device="cuda")
+x_sum = torch.randn(4096, 32768, device="cuda")
+a, b = torch.randn(1 << 28, device="cuda"), torch.randn(1 << 28, device="cuda")
+torch.cuda.synchronize()
+calls = [
+    lambda: ort.softmax(x16, -1, backend="nvidia"),
+    lambda: ort.softmax(x_long, -1, backend="nvidia"),
+    lambda: ort.reduce_sum(x_sum, -1, backend="nvidia"),
+    lambda: ort.vector_add(a, b, backend="nvidia"),
+]
+for call in calls:
+    call()
+torch.cuda.synchronize()
+print("ran", len(calls), "goal shapes once")

@@ -90,23 +90,26 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
     print(f"{op} ({name}): passed")
 
 
-def check_cuda(op: str, source: str) -> None:
+def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: bool = True) -> None:
     """Compile the student's CUDA source with nvcc and run it on every lab input: on a GPU
     natively; without one the kernel is compiled for sm_90 (it must build for the GPU) and runs on
     the CPU (cuda_cpu.py: the same source built with g++ against our CUDA header), which also
     reports what a GPU would hide: accesses out of bounds, races on shared memory, barriers and
-    shuffles that not every thread reaches. Same inputs, same judge, same messages."""
+    shuffles that not every thread reaches. Same inputs, same judge, same messages.
+    ``own_launch``: the source launches its kernel itself (a chapter's step kernel:
+    cuda_build.STEP_LAUNCHERS); ``compile_for_gpu=False`` skips the sm_90 build on a CPU machine."""
     from . import cuda_cpu, picture
 
     try:
         if torch.cuda.is_available():
-            kernel = cuda_build.build(op, source)
+            kernel = cuda_build.build(op, source, own_launch)
         else:
             try:
-                cuda_build.compile_check(op, source)
+                if compile_for_gpu:
+                    cuda_build.compile_check(op, source, own_launch=own_launch)
             except cuda_build.NoCompiler as e:
                 print(f"{op} (CUDA): not compiled for sm_90 ({e}); running it on the CPU")
-            kernel = cuda_cpu.build(op, source)
+            kernel = cuda_cpu.build(op, source, own_launch)
     except cuda_build.NoCompiler as e:
         print(f"{op} (CUDA): not checked: {e}")
         return

@@ -33,7 +33,7 @@ PRODUCTION = {
     ("copy", "tilelang"): "production: 4 elements per thread, T.Parallel",
     ("vector_add", "cuda"): "production: 16-byte packed walk over a, b and c",
     ("vector_add", "tilelang"): "production: 4 elements per thread, T.Parallel",
-    ("reduce_sum", "cuda"): "production: layout chosen by row length",
+    ("reduce_sum", "cuda"): "production: warp or block per row, or split rows, by shape; 16-byte loads",
     ("reduce_sum", "tilelang"): "production: 8 loads in flight per thread, threads by row length",
     ("softmax", "cuda"): "production: row in registers when it fits, else online",
     ("softmax", "tilelang"): "production: row in registers (cached) or online, by row length",

@@ -55,3 +55,30 @@ def test_online_trace_ends_at_the_two_pass_sum():
     t = lf.online_softmax_trace(x)
     assert math.isclose(t["s"][-1], np.exp(x - x.max()).sum(), rel_tol=1e-12)
     assert t["m"][-1] == x.max() and t["rescaled"].any()
+
+
+def test_step_bench_rows_are_what_the_chapters_read(tmp_path, monkeypatch):
+    """scripts/step_bench.py's rows (measure + write_results), made here on the CPU with torch as
+    the 'kernel', read back by the chapters' table and chart: the GPU run's JSON fits them."""
+    import importlib.util
+
+    import torch
+
+    from operator_runtime_testing.performance import write_results
+
+    spec = importlib.util.spec_from_file_location("step_bench", lf.step_files.ROOT / "scripts" / "step_bench.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    x = torch.randn(1 << 12)
+    out = torch.empty_like(x)
+    rows = [bench.measure(s, lambda: out.copy_(x), [x], out, 0.01, x.clone(), 100.0, device="cpu")
+            for s in steps.steps("copy")]
+    rows.append(bench.measure(steps.steps("copy")[0], lambda: out.zero_(), [x], out, 0.01, x.clone(), 100.0,
+                              device="cpu"))  # a wrong kernel is marked, not charted as fine
+    assert rows[-1].notes and not rows[0].notes
+    (tmp_path / "steps").mkdir()
+    write_results(tmp_path / "steps" / "h200.json", rows[:-1], "cpu", ["test"], 100.0)
+    monkeypatch.setenv("CAMP_BENCH_DIR", str(tmp_path))
+    (doc,) = lf.step_results()
+    assert "not measured yet" not in lf.step_table(doc, "copy")
+    assert len(lf.progression_figure(doc, "copy").axes[0].patches) == len(steps.steps("copy"))

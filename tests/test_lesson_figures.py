@@ -82,3 +82,8 @@ def test_step_bench_rows_are_what_the_chapters_read(tmp_path, monkeypatch):
     (doc,) = lf.step_results()
     assert "not measured yet" not in lf.step_table(doc, "copy")
     assert len(lf.progression_figure(doc, "copy").axes[0].patches) == len(steps.steps("copy"))
+    line = lf.step_figures("copy", 2)
+    assert "CUDA 2" in line and "TileLang 2" in line and "GB/s" in line and "% of the copy ceiling" in line
+    assert "production" in lf.step_figures("copy", None)
+    monkeypatch.setenv("CAMP_BENCH_DIR", str(tmp_path / "nothing"))
+    assert "not measured on the H200 yet" in lf.step_figures("copy", 2)

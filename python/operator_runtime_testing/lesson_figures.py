@@ -56,6 +56,23 @@ def step_table(doc: dict | None, op: str) -> str:
     return "\n".join(lines)
 
 
+def step_figures(op: str, number: int | None = None) -> str:
+    """One line per measured (step, shape) for the steps numbered ``number`` (None: the production
+    steps), in every committed step benchmark; says so when there is none."""
+    chosen = [s for s in step_files.steps(op) if (s.production if number is None else s.number == number and not s.production)]
+    lines = []
+    for doc in step_results():
+        ceiling = doc.get("copy_ceiling_gbps")
+        for (shape, key), r in sorted(_rows(doc, op).items(), key=lambda kv: (kv[0][1], -math.prod(kv[0][0]))):
+            for s in chosen:
+                if s.key == key:
+                    share = f", {100 * r['gbps'] / ceiling:.0f}% of the copy ceiling" if ceiling else ""
+                    lines.append(f"{doc['device'].get('name', '?')}: {s.label}, {'x'.join(map(str, shape))}: "
+                                 f"{r['latency_ms'] * 1e3:.1f} us, {r['gbps']:.0f} GB/s{share}; torch "
+                                 f"{r['torch_ms'] * 1e3:.1f} us" + ("  (result differs from torch!)" if r["notes"] else ""))
+    return "\n".join(lines) or "\n".join(f"{s.label}: not measured on the H200 yet" for s in chosen)
+
+
 def progression_figure(doc: dict | None, op: str):
     """Horizontal bars: each step's achieved GB/s (one panel per measured shape), the run's copy
     ceiling and torch as lines. Without ``doc`` the steps are listed with 'not measured yet'."""
@@ -64,8 +81,7 @@ def progression_figure(doc: dict | None, op: str):
     shapes = sorted({shape for shape, _ in rows}, key=lambda s: -math.prod(s)) or [None]
     fig, axes = plt.subplots(1, len(shapes), figsize=(5.2 * len(shapes) + 3.2, 0.42 * len(all_steps) + 1.6),
                              sharey=True, squeeze=False)
-    labels = [s.label.replace("``", "") for s in all_steps]
-    labels = [t if len(t) < 58 else t[:55] + "..." for t in labels]
+    labels = [s.label if len(s.label) < 58 else s.label[:55] + "..." for s in all_steps]
     ypos = np.arange(len(all_steps))[::-1]
     for ax, shape in zip(axes[0], shapes):
         for y, s in zip(ypos, all_steps):

@@ -80,7 +80,7 @@ def title_of(path: Path) -> str:
     for line in path.read_text().splitlines()[:3]:
         found = _TITLE.match(line.strip())
         if found:
-            return found.group(1)
+            return found.group(1).replace("``", "")  # plain text: titles go into charts and tables
     raise ValueError(f"{path}: a step file starts with a comment or docstring 'Step N: what it does.'")
 
 

@@ -34,6 +34,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "ops"), str(ROOT / "py
 import torch  # noqa: E402
 
 from operator_runtime_testing import steps as step_files  # noqa: E402
+from operator_runtime_testing.lab.cases import INPUTS, TORCH_OPS, output_shape  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
 from operator_runtime_testing.timing import time_callable  # noqa: E402
 
@@ -44,13 +45,6 @@ SHAPES = {
     "reduce_sum": [(8192, 8192), (262144, 128)],  # long rows; many short rows (where a warp per row wins)
     "softmax": [(8192, 8192), (131072, 256)],
 }
-TORCH = {
-    "copy": lambda out, x: out.copy_(x),
-    "vector_add": lambda out, a, b: torch.add(a, b, out=out),
-    "reduce_sum": lambda out, x: torch.sum(x, -1, out=out),
-    "softmax": lambda out, x: torch.softmax(x, -1),
-}
-INPUTS = {"copy": 1, "vector_add": 2, "reduce_sum": 1, "softmax": 1}
 
 
 def _compile_tilelang(path: str, op: str) -> str:
@@ -141,10 +135,10 @@ def main() -> int:
     for op in args.ops:
         for shape in SHAPES[op]:
             inputs = [torch.randn(shape, device="cuda", generator=gen) for _ in range(INPUTS[op])]
-            out = torch.empty(shape[:-1] if op == "reduce_sum" else shape, device="cuda")
+            out = torch.empty(output_shape(op, shape), device="cuda")
             torch_out = torch.empty_like(out)
-            theirs = time_callable(lambda: TORCH[op](torch_out, *inputs), "cuda").median_ms
-            expected = TORCH[op](torch_out, *inputs).clone()
+            theirs = time_callable(lambda: TORCH_OPS[op](torch_out, *inputs), "cuda").median_ms
+            expected = TORCH_OPS[op](torch_out, *inputs).clone()
             for step in (s for s in todo if s.op == op):
                 label = f"{step.key} {'x'.join(map(str, shape))}"
                 try:

@@ -7,6 +7,7 @@ checked) and TileLang steps through TileLang's C target. Builds are cached by so
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +57,7 @@ def test_cuda_steps_build_for_sm90():
     except cuda_build.NoCompiler as e:
         pytest.skip(str(e))
     cuda = [s for s in FILES if s.lang == "cuda"]
-    with ThreadPoolExecutor(4) as pool:  # nvcc is a process: threads overlap them
+    with ThreadPoolExecutor(max(4, os.cpu_count() or 1)) as pool:  # nvcc is a process: threads overlap them
         list(pool.map(lambda s: cuda_build.compile_check(s.op, s.source(), own_launch=True), cuda))
 
 

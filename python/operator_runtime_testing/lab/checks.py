@@ -11,7 +11,7 @@ import torch
 
 from ..timing import time_callable
 from . import cuda_build
-from .cases import BENCH_SHAPES, draw, output_shape
+from .cases import BENCH_SHAPES, TORCH_OPS, draw, output_shape
 from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import compile_tilelang, run_tilelang
@@ -149,10 +149,7 @@ def measure(op: str, kernel) -> tuple[float, str]:
     inputs = draw(op, BENCH_SHAPES[op], torch.float32, "cuda", torch.Generator().manual_seed(torch.seed()))
     out = torch.empty(output_shape(op, BENCH_SHAPES[op]), device="cuda")
     ours = time_callable(lambda: kernel(*inputs, out=out), "cuda").median_ms
-    torch_op = {"copy": lambda: out.copy_(inputs[0]), "vector_add": lambda: torch.add(*inputs, out=out),
-                "reduce_sum": lambda: torch.sum(inputs[0], -1, out=out),
-                "softmax": lambda: torch.softmax(inputs[0], -1)}[op]
-    theirs = time_callable(torch_op, "cuda").median_ms
+    theirs = time_callable(lambda: TORCH_OPS[op](out, *inputs), "cuda").median_ms
     moved = sum(t.numel() * 4 for t in inputs) + out.numel() * 4
     ratio = theirs / ours
     return ratio, f"{op}: {moved / ours / 1e6:.0f} GB/s, torch {moved / theirs / 1e6:.0f} GB/s ({ratio:.2f}x torch)"

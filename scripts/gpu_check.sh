@@ -46,7 +46,6 @@ step initcheck sanitize initcheck
 step bench python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$BENCH_JSON"
 step compile-times python3 scripts/tilelang_compile_times.py --json "$OUT/tilelang-compile-times.json"
 step tune python3 scripts/tilelang_tune.py --json "$OUT/tilelang-tune.json"   # not in the default STEPS
-step step-bench python3 scripts/step_bench.py --json "$OUT/steps.json"   # the chapters' steps; not in the default STEPS
 
 echo "=== summary"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"

@@ -1,7 +1,8 @@
 """The published site, as a reader's browser sees it: headless Chromium over _build/html.
 
 Every page loads without console errors or failed requests, every image loads, internal
-links resolve, each operator chapter shows its charts, and the site search finds
+links resolve, each operator chapter shows its charts and its lesson (step chart, diagram,
+CUDA and TileLang tabs), and the site search finds
 "softmax". Needs the built site (make course / make test build it) and Chromium
 (Debian's `chromium`; .ci/run installs it).
 """
@@ -103,6 +104,23 @@ def test_operator_chapter_shows_its_charts(browser, server, path):
             "div.cell_output img", "imgs => imgs.filter(i => i.complete && i.naturalWidth > 400).length")
         assert charts >= 1, f"{path}: no chart rendered"
         assert page.locator("table").count() >= 1, f"{path}: no results table"
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("path", OPERATOR_PAGES)
+def test_operator_chapter_shows_its_lesson(browser, server, path):
+    """Each chapter is a lesson: its step-progression chart and a diagram (cells tagged step-chart
+    and diagram: MyST-NB makes a cell's tags classes, tag_<name>) render as real images, and the
+    CUDA and TileLang steps sit side by side in tabs."""
+    page, _ = visit(browser, server + path)
+    try:
+        for tag in ("step-chart", "diagram"):
+            shown = page.eval_on_selector_all(
+                f"div.tag_{tag} div.cell_output img", "imgs => imgs.filter(i => i.complete && i.naturalWidth > 400).length")
+            assert shown >= 1, f"{path}: no {tag} image rendered"
+        assert page.locator("div.sd-tab-set").count() >= 1, f"{path}: no CUDA / TileLang tabs"
+        assert page.locator("h3:has-text('Step 1')").count() >= 1, f"{path}: no Step 1 heading"
     finally:
         page.close()
 

@@ -11,7 +11,7 @@ import torch
 
 from ..timing import time_callable
 from . import cuda_build
-from .cases import BENCH_SHAPES, draw, output_shape
+from .cases import BENCH_SHAPES, TORCH_OPS, draw, output_shape
 from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import compile_tilelang, run_tilelang
@@ -90,23 +90,26 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
     print(f"{op} ({name}): passed")
 
 
-def check_cuda(op: str, source: str) -> None:
+def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: bool = True) -> None:
     """Compile the student's CUDA source with nvcc and run it on every lab input: on a GPU
     natively; without one the kernel is compiled for sm_90 (it must build for the GPU) and runs on
     the CPU (cuda_cpu.py: the same source built with g++ against our CUDA header), which also
     reports what a GPU would hide: accesses out of bounds, races on shared memory, barriers and
-    shuffles that not every thread reaches. Same inputs, same judge, same messages."""
+    shuffles that not every thread reaches. Same inputs, same judge, same messages.
+    ``own_launch``: the source launches its kernel itself (a chapter's step kernel:
+    cuda_build.STEP_LAUNCHERS); ``compile_for_gpu=False`` skips the sm_90 build on a CPU machine."""
     from . import cuda_cpu, picture
 
     try:
         if torch.cuda.is_available():
-            kernel = cuda_build.build(op, source)
+            kernel = cuda_build.build(op, source, own_launch)
         else:
             try:
-                cuda_build.compile_check(op, source)
+                if compile_for_gpu:
+                    cuda_build.compile_check(op, source, own_launch=own_launch)
             except cuda_build.NoCompiler as e:
                 print(f"{op} (CUDA): not compiled for sm_90 ({e}); running it on the CPU")
-            kernel = cuda_cpu.build(op, source)
+            kernel = cuda_cpu.build(op, source, own_launch)
     except cuda_build.NoCompiler as e:
         print(f"{op} (CUDA): not checked: {e}")
         return
@@ -167,10 +170,7 @@ def measure(op: str, kernel) -> tuple[float, str]:
     inputs = draw(op, BENCH_SHAPES[op], torch.float32, "cuda", torch.Generator().manual_seed(torch.seed()))
     out = torch.empty(output_shape(op, BENCH_SHAPES[op]), device="cuda")
     ours = time_callable(lambda: kernel(*inputs, out=out), "cuda").median_ms
-    torch_op = {"copy": lambda: out.copy_(inputs[0]), "vector_add": lambda: torch.add(*inputs, out=out),
-                "reduce_sum": lambda: torch.sum(inputs[0], -1, out=out),
-                "softmax": lambda: torch.softmax(inputs[0], -1)}[op]
-    theirs = time_callable(torch_op, "cuda").median_ms
+    theirs = time_callable(lambda: TORCH_OPS[op](out, *inputs), "cuda").median_ms
     moved = sum(t.numel() * 4 for t in inputs) + out.numel() * 4
     ratio = theirs / ours
     return ratio, f"{op}: {moved / ours / 1e6:.0f} GB/s, torch {moved / theirs / 1e6:.0f} GB/s ({ratio:.2f}x torch)"

@@ -42,6 +42,15 @@ LAUNCHERS = {
                 "  softmax_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
                 "(const T*)x, (T*)y, rows, row_len);"),
 }
+# A step kernel of a chapter (ops/<op>/steps/*.cu) brings its own launch: a host function
+# ``launch<T>(inputs..., out, sizes..., stream)`` next to its kernel, since how the grid is sized is
+# part of what each step teaches. The entry points (and so the calls) stay the lab's.
+STEP_LAUNCHERS = {
+    "copy": "if (n == 0) return 0; launch<T>((const T*)x, (T*)y, n, (cudaStream_t)stream);",
+    "vector_add": "if (n == 0) return 0; launch<T>((const T*)a, (const T*)b, (T*)c, n, (cudaStream_t)stream);",
+    "reduce_sum": "if (rows == 0) return 0; launch<T>((const T*)x, (T*)y, rows, row_len, (cudaStream_t)stream);",
+    "softmax": "if (rows == 0 || row_len == 0) return 0; launch<T>((const T*)x, (T*)y, rows, row_len, (cudaStream_t)stream);",
+}
 SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
 # Per user (never a shared /tmp folder another user could plant libraries in), by source hash.
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oprt-lab-cuda"
@@ -62,8 +71,10 @@ class NoCompiler(RuntimeError):
     pass
 
 
-def full_source(op: str, student_source: str) -> str:
+def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
+    """``own_launch``: the source defines ``launch<T>(...)`` (STEP_LAUNCHERS) instead of the lab's grid."""
     params, body = LAUNCHERS[op]
+    body = STEP_LAUNCHERS[op] if own_launch else body
     entries = []
     for suffix, ctype in SUFFIX.values():
         entries.append(f'extern "C" int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {body}\n'
@@ -125,25 +136,25 @@ def explain_nvcc(stderr: str) -> str:
             + (f"\n({rest} more lines from nvcc: the toggle above in the notebook; the log when graded.)" if rest else ""))
 
 
-def compile_check(op: str, student_source: str, arch: str = "sm_90") -> Path:
+def compile_check(op: str, student_source: str, arch: str = "sm_90", own_launch: bool = False) -> Path:
     """Compile to an object file for ``arch`` (no GPU needed): syntax, types and the kernel's
     signature are checked. Returns the object's path."""
-    src = _write(op, student_source)
+    src = _write(op, student_source, own_launch)
     obj = src.with_suffix(f".{arch}.o")
     if not obj.exists():
         _run_nvcc([f"-arch={arch}", "-c", str(src), "-o", str(obj)])
     return obj
 
 
-def build(op: str, student_source: str) -> "CudaLab":
+def build(op: str, student_source: str, own_launch: bool = False) -> "CudaLab":
     """Compile for this machine's GPU and load the library."""
-    return CudaLab(op, ctypes.CDLL(str(build_library(op, student_source))))
+    return CudaLab(op, ctypes.CDLL(str(build_library(op, student_source, own_launch))))
 
 
-def build_library(op: str, student_source: str) -> Path:
-    """Compile for this machine's GPU; the library's path (not loaded)."""
-    major, minor = torch.cuda.get_device_capability()
-    src = _write(op, student_source)
+def build_library(op: str, student_source: str, own_launch: bool = False, capability: tuple | None = None) -> Path:
+    """Compile for this machine's GPU (or ``capability``); the library's path (not loaded)."""
+    major, minor = capability or torch.cuda.get_device_capability()
+    src = _write(op, student_source, own_launch)
     lib = src.with_suffix(f".sm{major}{minor}.so")
     if not lib.exists():
         # cudart as a shared library: the kernel's library then imports only CUDA's launch
@@ -174,13 +185,13 @@ def host_problems(lib: Path, extra_allowed: re.Pattern | None = None) -> list[st
     return problems
 
 
-def _write(op: str, student_source: str) -> Path:
+def _write(op: str, student_source: str, own_launch: bool = False) -> Path:
     found = FORBIDDEN_SOURCE.search(student_source)
     if found:
         line = student_source.count("\n", 0, found.start()) + 1
         raise AssertionError(f"line {line} of the CUDA source uses `{found.group(0)}`: lab kernels may not use "
                              "inline assembly or attributes (constructors, sections); plain CUDA C++ is enough")
-    text = full_source(op, student_source)
+    text = full_source(op, student_source, own_launch)
     CACHE.mkdir(parents=True, exist_ok=True)
     src = CACHE / f"{op}-{hashlib.sha256(text.encode()).hexdigest()[:16]}.cu"
     if not src.exists():
@@ -191,8 +202,9 @@ def _write(op: str, student_source: str) -> Path:
 class CudaLab:
     """The built library: ``run(*inputs) -> output``, on the current stream."""
 
-    def __init__(self, op: str, lib: ctypes.CDLL):
-        self.op, self.lib = op, lib
+    def __init__(self, op: str, lib: ctypes.CDLL, synchronize: bool = True):
+        # synchronize=False: calls queue on the stream like any launch (for timing back to back)
+        self.op, self.lib, self.synchronize = op, lib, synchronize
 
     def __call__(self, *inputs: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         x = inputs[0]
@@ -206,5 +218,6 @@ class CudaLab:
         code = fn(*ptrs, *sizes, stream)
         if code:
             raise AssertionError(f"the kernel launch failed: CUDA error {code}")
-        torch.cuda.synchronize()  # surface an illegal address here, in the check that caused it
+        if self.synchronize:
+            torch.cuda.synchronize()  # surface an illegal address here, in the check that caused it
         return out

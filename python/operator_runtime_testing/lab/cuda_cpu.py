@@ -99,10 +99,13 @@ def cpu_launcher(body: str) -> str:
                                   f"[&]() {{ {m.group(1)}({m.group(3)}); }});", body)
 
 
-def full_source(op: str, student_source: str) -> str:
+def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
     """The CPU build's translation unit: our header, the student's text numbered as CUDA_SOURCE,
-    and the lab's C entry points (cuda_build's, launched through the header)."""
+    and the lab's C entry points (cuda_build's, launched through the header). ``own_launch``: a
+    step kernel whose source launches itself (cuda_build.STEP_LAUNCHERS); its launches are rewritten too."""
     params, body = cuda_build.LAUNCHERS[op]
+    if own_launch:
+        body, student_source = cuda_build.STEP_LAUNCHERS[op], cpu_launcher(student_source)
     entries = []
     for suffix, ctype in cuda_build.SUFFIX.values():
         entries.append(f'extern "C" __attribute__((visibility("default"))) int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {cpu_launcher(body)}\n'
@@ -147,12 +150,12 @@ def runtime_object() -> Path:
                                               "our runtime"))
 
 
-def build_library(op: str, student_source: str) -> tuple[Path, Path]:
+def build_library(op: str, student_source: str, own_launch: bool = False) -> tuple[Path, Path]:
     """(the loadable library, the student's object file): built with g++, cached by source hash."""
     found = cuda_build.FORBIDDEN_SOURCE.search(student_source)
     if found:
         cuda_build._write(op, student_source)  # raises the same words as the GPU build
-    text = full_source(op, student_source)
+    text = full_source(op, student_source, own_launch)
     cuda_build.CACHE.mkdir(parents=True, exist_ok=True)
     stem = cuda_build.CACHE / f"{op}-{hashlib.sha256((text + _runtime_hash()).encode()).hexdigest()[:16]}.cpu"
     src = _atomic(stem.with_suffix(".cpu.cc"), lambda tmp: tmp.write_text(text))
@@ -169,8 +172,8 @@ def host_problems(obj: Path) -> list[str]:
     return cuda_build.host_problems(obj, extra_allowed=CPU_ALLOWED)
 
 
-def build(op: str, student_source: str) -> "CpuLab":
-    lib, _ = build_library(op, student_source)
+def build(op: str, student_source: str, own_launch: bool = False) -> "CpuLab":
+    lib, _ = build_library(op, student_source, own_launch)
     return CpuLab(op, lib)
 
 

@@ -163,6 +163,20 @@ inline cudaError_t cudaGetLastError() { return ::__cuda_cpu::last_error(true); }
 inline cudaError_t cudaPeekAtLastError() { return ::__cuda_cpu::last_error(false); }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline const char* cudaGetErrorString(cudaError_t e) { return e ? "CUDA error (CPU build)" : "no error"; }
+// Device queries, for launches sized to the machine (the chapters' step kernels): the CPU poses as a
+// small GPU of 4 SMs, each holding 2048 threads, so an occupancy-sized grid stays a few blocks here.
+enum cudaDeviceAttr { cudaDevAttrMaxThreadsPerBlock = 1, cudaDevAttrMultiProcessorCount = 16,
+                      cudaDevAttrMaxThreadsPerMultiProcessor = 39 };
+inline cudaError_t cudaGetDevice(int* device) { *device = 0; return cudaSuccess; }
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
+  *value = attr == cudaDevAttrMultiProcessorCount ? 4 : attr == cudaDevAttrMaxThreadsPerBlock ? 1024 : 2048;
+  return cudaSuccess;
+}
+template <class Kernel>
+inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, Kernel, int block_size, size_t) {
+  *blocks = block_size > 0 ? 2048 / block_size : 0;
+  return cudaSuccess;
+}
 
 // Atomics: fibers switch only at barriers and warp collectives, so a read-modify-write between
 // atomic_enter and atomic_exit is atomic; the race check leaves those accesses out.

@@ -1,0 +1,222 @@
+"""The operator chapters' lesson figures, drawn in the build: the steps' progression toward the
+copy ceiling (from data/bench/steps/*.json, step_bench.py's output) and the diagrams (which
+thread touches which element, a reduction tree, the online-softmax rescaling).
+
+Kept here, not in the pages, so the chapters stay prose and a test can draw every figure without
+building the site. Measured figures come only from committed JSON: where there is none, the chart
+says so on its face and shows no bar.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from . import steps as step_files
+from .chapter import bench_dir
+from .performance import read_results
+
+COLORS = {"cuda": "tab:green", "tilelang": "tab:purple"}
+
+
+def step_results() -> list[dict]:
+    """Committed step benchmarks (data/bench/steps/*.json), one per measured device; [] if none."""
+    found = bench_dir()
+    return [read_results(p) for p in sorted((found / "steps").glob("*.json"))] if found else []
+
+
+def _rows(doc: dict, op: str) -> dict[tuple, dict]:
+    """(shape, step key) -> row, for ``op``."""
+    return {(tuple(r["shape"]), f"{op}/{r['backend']}/{r['attrs']['step']}"): r for r in doc["rows"] if r["op"] == op}
+
+
+def step_table(doc: dict | None, op: str) -> str:
+    """Markdown: every step of ``op`` with its measured time and bandwidth per shape, or '-'."""
+    all_steps = step_files.steps(op)
+    rows = _rows(doc, op) if doc else {}
+    shapes = sorted({shape for shape, _ in rows}, key=lambda s: -math.prod(s)) or [None]
+    head = "| step | " + " | ".join("x".join(map(str, s)) + " us (GB/s)" if s else "H200" for s in shapes) + " |"
+    lines = [head, "|" + " --- |" * (len(shapes) + 1)]
+    for s in all_steps:
+        cells = []
+        for shape in shapes:
+            r = rows.get((shape, s.key))
+            cells.append(f"{r['latency_ms'] * 1e3:.1f} ({r['gbps']:.0f})" + (" wrong!" if r["notes"] else "")
+                         if r else "not measured yet")
+        lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
+    if doc:
+        torch_cells = []
+        for shape in shapes:
+            r = next((r for (sh, _), r in rows.items() if sh == shape), None)
+            torch_cells.append(f"{r['torch_ms'] * 1e3:.1f} ({r['torch_gbps']:.0f})" if r else "-")
+        lines.append("| torch (eager, same run) | " + " | ".join(torch_cells) + " |")
+    return "\n".join(lines)
+
+
+def step_figures(op: str, number: int | None = None) -> str:
+    """One line per measured (step, shape) for the steps numbered ``number`` (None: the production
+    steps), in every committed step benchmark; says so when there is none."""
+    chosen = [s for s in step_files.steps(op) if (s.production if number is None else s.number == number and not s.production)]
+    lines = []
+    for doc in step_results():
+        ceiling = doc.get("copy_ceiling_gbps")
+        for (shape, key), r in sorted(_rows(doc, op).items(), key=lambda kv: (kv[0][1], -math.prod(kv[0][0]))):
+            for s in chosen:
+                if s.key == key:
+                    share = f", {100 * r['gbps'] / ceiling:.0f}% of the copy ceiling" if ceiling else ""
+                    lines.append(f"{doc['device'].get('name', '?')}: {s.label}, {'x'.join(map(str, shape))}: "
+                                 f"{r['latency_ms'] * 1e3:.1f} us, {r['gbps']:.0f} GB/s{share}; torch "
+                                 f"{r['torch_ms'] * 1e3:.1f} us" + ("  (result differs from torch!)" if r["notes"] else ""))
+    return "\n".join(lines) or "\n".join(f"{s.label}: not measured on the H200 yet" for s in chosen)
+
+
+def progression_figure(doc: dict | None, op: str):
+    """Horizontal bars: each step's achieved GB/s (one panel per measured shape), the run's copy
+    ceiling and torch as lines. Without ``doc`` the steps are listed with 'not measured yet'."""
+    all_steps = step_files.steps(op)
+    rows = _rows(doc, op) if doc else {}
+    shapes = sorted({shape for shape, _ in rows}, key=lambda s: -math.prod(s)) or [None]
+    fig, axes = plt.subplots(1, len(shapes), figsize=(5.2 * len(shapes) + 3.2, 0.42 * len(all_steps) + 1.6),
+                             sharey=True, squeeze=False)
+    labels = [s.label if len(s.label) < 58 else s.label[:55] + "..." for s in all_steps]
+    ypos = np.arange(len(all_steps))[::-1]
+    for ax, shape in zip(axes[0], shapes):
+        for y, s in zip(ypos, all_steps):
+            r = rows.get((shape, s.key))
+            if r is None:
+                ax.text(0.02, y, "not measured yet", va="center", fontsize=8, color="gray", transform=ax.get_yaxis_transform())
+                continue
+            ax.barh(y, r["gbps"], color=COLORS[s.lang], alpha=1.0 if s.production else 0.6,
+                    hatch="//" if r["notes"] else None)
+            ax.text(r["gbps"], y, f" {r['gbps']:.0f}", va="center", fontsize=8)
+        if doc:
+            ceiling = doc.get("copy_ceiling_gbps")
+            any_row = next((r for (sh, _), r in rows.items() if sh == shape), None)
+            if ceiling:
+                ax.axvline(ceiling, color="tab:blue", linestyle="--", linewidth=1, label=f"copy ceiling {ceiling:.0f} GB/s")
+            if any_row:
+                ax.axvline(any_row["torch_gbps"], color="tab:orange", linewidth=1.5,
+                           label=f"torch {any_row['torch_gbps']:.0f} GB/s")
+            ax.set_xlim(0, max([ceiling or 0] + [r["gbps"] for r in rows.values()]) * 1.18)
+            ax.legend(loc="lower right", fontsize=8)
+            ax.set_title(f"{op} {'x'.join(map(str, shape))} float32", fontsize=10)
+        else:
+            ax.set_xlim(0, 1)
+            ax.set_xticks([])
+            ax.set_title(f"{op}: no H200 step figures committed yet", fontsize=10)
+        ax.set_xlabel("achieved GB/s (bytes read + written / time)")
+    axes[0][0].set_yticks(ypos, labels, fontsize=8)
+    if doc:
+        d = doc["device"]
+        fig.suptitle(f"{d.get('name', '?')}, measured {doc['created'][:10]}: each step toward the copy ceiling",
+                     fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ---- diagrams ----
+
+def thread_map_figure(op: str = "copy", n: int = 40, threads: int = 4, grid_blocks: int = 2, vector: int = 4):
+    """Which thread touches which element, in each CUDA step of an element-wise op, on a toy GPU
+    (blocks of ``threads`` threads; a fixed grid of ``grid_blocks`` blocks from step 2 on;
+    ``vector`` elements per 16-byte load). Colour: the thread (block, lane); number: the loop
+    iteration in which that thread touches the element (0 = its first)."""
+    G = threads * grid_blocks  # threads in a fixed grid
+    maps = [
+        ("1: one element per thread (grid grows with n)", lambda i: (i, 0)),
+        (f"2: grid-stride loop ({grid_blocks} blocks fixed: stride {G})", lambda i: (i % G, i // G)),
+        (f"3{' and 4' if op == 'copy' else ''}: {vector}-element (16-byte) vectors, grid-stride: one load moves {vector}",
+         lambda i: ((i // vector) % G, (i // vector) // G)),
+    ]
+    cmap = plt.get_cmap("tab20")
+    fig, axes = plt.subplots(len(maps), 1, figsize=(11, 1.05 * len(maps) + 0.6))
+    for ax, (title, who) in zip(axes, maps):
+        for i in range(n):
+            thread, it = who(i)
+            ax.add_patch(plt.Rectangle((i, 0), 0.95, 0.95, color=cmap(thread % 20)))
+            ax.text(i + 0.47, 0.47, str(it), ha="center", va="center", fontsize=7)
+        ax.set_xlim(0, n)
+        ax.set_ylim(0, 1)
+        ax.set_yticks([])
+        ax.set_xticks(range(0, n + 1, 8))
+        ax.set_title(title, fontsize=9, loc="left")
+    axes[-1].set_xlabel(f"element index (colour: thread; number: the thread's loop iteration); blocks of {threads} threads")
+    fig.tight_layout()
+    return fig
+
+
+def reduction_tree_figure(values: list[float] | None = None):
+    """The shared-memory tree of reduce_sum step 2 on 8 threads: at each level the lower half of
+    the live threads adds the value ``half`` places up (partial[t] += partial[t + half]); log2(8)
+    = 3 levels, a barrier between levels. The same shape is what __shfl_down_sync does in a warp."""
+    rng = np.random.default_rng(3)
+    vals = list(values) if values is not None else [float(v) for v in rng.integers(1, 10, 8)]
+    levels = [vals]
+    half = len(vals) // 2
+    while half >= 1:
+        prev = levels[-1]
+        levels.append([prev[t] + prev[t + half] for t in range(half)])
+        half //= 2
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for depth, level in enumerate(levels):
+        y = len(levels) - 1 - depth
+        for t, v in enumerate(level):
+            ax.add_patch(plt.Rectangle((t - 0.4, y - 0.3), 0.8, 0.6, color="tab:green" if depth else "tab:gray", alpha=0.6))
+            ax.text(t, y, f"{v:g}", ha="center", va="center", fontsize=9)
+        if depth:
+            h = len(level)
+            for t in range(h):  # thread t adds partial[t + half] into partial[t]
+                ax.annotate("", xy=(t, y + 0.3), xytext=(t, y + 0.7), arrowprops=dict(arrowstyle="->", color="black"))
+                ax.annotate("", xy=(t + 0.1, y + 0.3), xytext=(t + h, y + 0.7),
+                            arrowprops=dict(arrowstyle="->", color="tab:red", alpha=0.7))
+            ax.text(len(vals) - 0.45, y, f"half = {h}: threads 0..{h - 1} add, then __syncthreads()",
+                    fontsize=8, ha="right", va="center")
+    ax.set_xlim(-0.6, len(vals) - 0.4)
+    ax.set_ylim(-0.5, len(levels) - 0.4)
+    ax.set_yticks(range(len(levels)), [f"level {len(levels) - 1 - y}" for y in range(len(levels))])
+    ax.set_xticks(range(len(vals)), [f"t{t}" for t in range(len(vals))])
+    ax.set_title(f"8 partial sums in {len(levels) - 1} levels: black = own value, red = the value half places up",
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def online_softmax_trace(x: np.ndarray) -> dict[str, np.ndarray]:
+    """The running max m and sum s (of exp(x - m)) after each element, and where m grew (a rescale)."""
+    m, s = -np.inf, 0.0
+    ms, ss, rescaled = [], [], []
+    for v in x.astype(np.float64):
+        top = max(m, v)
+        rescaled.append(top > m and np.isfinite(m))
+        s = s * math.exp(m - top) + math.exp(v - top) if np.isfinite(m) else math.exp(v - top)
+        m = top
+        ms.append(m)
+        ss.append(s)
+    return {"m": np.array(ms), "s": np.array(ss), "rescaled": np.array(rescaled)}
+
+
+def online_softmax_figure(x: np.ndarray | None = None):
+    """A row read once: the running max (steps up), the running sum (drops at each rescale, when
+    the sum so far is multiplied by exp(m_old - m_new)), and the two-pass sum it ends at."""
+    x = np.random.default_rng(7).normal(size=24) * 2 if x is None else np.asarray(x, dtype=np.float64)
+    t = online_softmax_trace(x)
+    exact = np.exp(x - x.max()).sum()
+    j = np.arange(len(x))
+    fig, (a, b) = plt.subplots(2, 1, figsize=(9, 4.8), sharex=True)
+    a.plot(j, x, "o", color="tab:gray", label="x[j]")
+    a.step(j, t["m"], where="post", color="tab:red", label="running max m")
+    a.legend(fontsize=8)
+    a.set_ylabel("value")
+    b.plot(j, t["s"], "-o", color="tab:green", label="running sum s = sum exp(x - m)")
+    b.plot(j[t["rescaled"]], t["s"][t["rescaled"]], "v", color="tab:red", markersize=9,
+           label="max grew: s *= exp(m_old - m_new), then + exp(x - m_new)")
+    b.axhline(exact, color="tab:blue", linestyle="--", label=f"two-pass sum against the final max: {exact:.4f}")
+    b.legend(fontsize=8)
+    b.set_ylabel("sum")
+    b.set_xlabel("element j, in the order one thread reads them")
+    fig.suptitle("online softmax: one pass, and the sum always measured against the max seen so far", fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -27,11 +27,7 @@ def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> st
     """The message (regex) the tilelang backend must refuse this case with, or None."""
     if op not in TILELANG_OPS:
         return "not implemented in the tilelang backend"
-    if case.tilelang:
-        return case.tilelang
-    if device == "cpu" and torch.bfloat16 in (dtype, case.attrs.get("dtype")):
-        return "bfloat16 on the CPU is not expressible"
-    return None
+    return case.tilelang
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,11 @@ def test_strided_plan_is_cached_and_reused(tl_device, gen):
     assert_matches_torch(first, torch.softmax(x.cpu().double(), 0), what="first call")
     assert_matches_torch(second, torch.softmax(x2.cpu().double(), 0), what="second call (cached plan)")
     assert plan_cache.cache_info().hits > before, "the second call of one layout must reuse the plan"
+
+
+def test_sum_over_an_empty_column_is_zero(tl_device):
+    """The strided kernel with nothing to sum (L = 0, an input buffer of length 0) writes zeros."""
+    x = torch.empty(0, 5, device=tl_device)
+    out = torch.full((5,), float("nan"), device=tl_device)
+    assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), False).program == "reduce_sum_strided_program"
+    assert torch.equal(ort.reduce_sum(x, 0, out=out, backend="tilelang").cpu(), torch.zeros(5))

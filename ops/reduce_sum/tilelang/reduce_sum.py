@@ -1,4 +1,4 @@
-"""reduce_sum in TileLang: Y[r] = sum over the last dim of X[r, :], in float32.
+"""reduce_sum in TileLang: Y = X summed over one dim, in float32.
 
 Two kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
 - rows (``reduce_sum_program``): a contiguous input whose reduced dim is innermost, viewed as
@@ -9,12 +9,13 @@ Two kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
   with its own stride. Each GPU thread sums one output element serially; neighbouring threads
   take neighbouring outputs, so a sum over dim 0 of a row-major matrix reads contiguous spans.
 
-GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
+Rows on the GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
 every thread loads `unroll` adjacent values (a warp reads one contiguous span) and adds them
 into its partial sum; then the block combines the partial sums (T.reduce_sum over a
 fragment lowers to a shuffle + shared-memory reduce).
-CPU (TileLang's C target has no fragments or block reductions): one program per row
-walks it serially into a local float32 accumulator.
+Rows on the CPU (TileLang's C target has no fragments or block reductions): one program per
+row walks it serially into a local float32 accumulator. bfloat16 there is stored as its
+uint16 bits (``storage``/``load``/``store``).
 """
 
 import tilelang.language as T

@@ -18,13 +18,13 @@ On a GPU each block copies BLOCK elements with THREADS threads; on the CPU (targ
 are flat buffers from their data pointers, and each element's offsets come from sizes and
 strides passed in the int64 tensor M (stride 0 for a broadcast dim); see
 operator_runtime/_internal/tilelang_prims.py. bfloat16 on the C target is stored as its
-uint16 bits and converted in the kernel (``load``/``store``).
+uint16 bits and converted in the kernel (``convert``).
 """
 
 import tilelang
 import tilelang.language as T
 
-from operator_runtime._internal.tilelang_prims import load, offsets, storage, store
+from operator_runtime._internal.tilelang_prims import convert, offsets, storage
 
 BLOCK = 1024   # elements per block (GPU) or per outer-loop step (CPU)
 THREADS = 256  # GPU threads per block: 4 elements each
@@ -39,7 +39,7 @@ def copy_program(in_dtype: str, out_dtype: str, gpu: bool):
         with T.Kernel(T.ceildiv(n, BLOCK), **launch) as bx:
             for i in T.Parallel(BLOCK):
                 if bx * BLOCK + i < n:
-                    Y[bx * BLOCK + i] = store(load(X[bx * BLOCK + i], in_dtype, gpu), out_dtype, gpu)
+                    Y[bx * BLOCK + i] = convert(X[bx * BLOCK + i], in_dtype, out_dtype, gpu)
 
     return copy
 
@@ -57,7 +57,7 @@ def copy_strided_program(in_dtype: str, out_dtype: str, gpu: bool, rank: int):
             for i in T.Parallel(BLOCK):
                 if bx * BLOCK + i < n:
                     x, y = offsets(bx * BLOCK + i, M, rank, 2)
-                    Y[y] = store(load(X[x], in_dtype, gpu), out_dtype, gpu)
+                    Y[y] = convert(X[x], in_dtype, out_dtype, gpu)
 
     return copy_strided
 

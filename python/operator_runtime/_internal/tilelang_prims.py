@@ -54,6 +54,16 @@ def store(value, dtype: str, gpu: bool):
     return T.cast(value, dtype)
 
 
+def convert(value, in_dtype: str, out_dtype: str, gpu: bool):
+    """A stored element of ``in_dtype`` as ``out_dtype``'s storage: the bits themselves for one
+    dtype, one cast on the GPU, through float32 on the CPU (exact for widening; one rounding)."""
+    if in_dtype == out_dtype:
+        return value
+    if gpu:
+        return T.cast(value, out_dtype)
+    return store(load(value, in_dtype, gpu), out_dtype, gpu)
+
+
 def offsets(linear, meta, rank: int, tensors: int, base: int = 0) -> list:
     """Offsets of element ``linear`` (row-major over the sizes) in each of ``tensors`` tensors.
 

@@ -84,7 +84,9 @@ def test_keys_do_not_collide(backend, device, gen):
                 for keepdim in (False, True):
                     check("reduce_sum", ort.reduce_sum(t, dim, keepdim, backend=backend), t, dim=dim, keepdim=keepdim)
                 check("softmax", ort.softmax(t, dim, backend=backend), t, dim=dim)
-            for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            # tilelang: one out dtype (each conversion is another C-target compile of seconds; the
+            # keys are the same code for every backend)
+            for dtype in (torch.float32, torch.float16, torch.bfloat16) if backend != "tilelang" else (t.dtype,):
                 check("copy", ort.copy(t, dtype=dtype, backend=backend), t, dtype=dtype)
             check("vector_add", ort.vector_add(t, x.to(t.dtype)[:1], backend=backend), t, x.to(t.dtype)[:1])
     info = plan_cache.cache_info()

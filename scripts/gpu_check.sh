@@ -48,7 +48,7 @@ MATMUL_RACECHECK="(tiles-with-tails or a-transposed or both-transposed or batche
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"
 step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
-step test-tilelang python3 -m pytest tests/ops tests/test_tilelang_compile.py -q --backend tilelang -p no:cacheprovider
+step test-tilelang python3 -m pytest tests/ops tests/test_tilelang_compile.py tests/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
 step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
 step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
 step memcheck sanitize memcheck

@@ -75,8 +75,6 @@ def test_awkward_sizes_repeated(backend, device, gen, dtype):
 
 def test_keys_do_not_collide(backend, device, gen):
     """Same shapes, different strides / dtypes / dims / keepdim / out dtype: each its own plan."""
-    if backend == "tilelang":
-        pytest.skip("the tilelang backend refuses non-contiguous tensors")
     for _ in range(2):
         x = randn((6, 9), gen, device)
         xt = randn((9, 6), gen, device).t()  # the same shape, other strides
@@ -86,7 +84,9 @@ def test_keys_do_not_collide(backend, device, gen):
                 for keepdim in (False, True):
                     check("reduce_sum", ort.reduce_sum(t, dim, keepdim, backend=backend), t, dim=dim, keepdim=keepdim)
                 check("softmax", ort.softmax(t, dim, backend=backend), t, dim=dim)
-            for dtype in (torch.float32, torch.float16, torch.bfloat16):
+            # tilelang: one out dtype (each conversion is another C-target compile of seconds; the
+            # keys are the same code for every backend)
+            for dtype in (torch.float32, torch.float16, torch.bfloat16) if backend != "tilelang" else (t.dtype,):
                 check("copy", ort.copy(t, dtype=dtype, backend=backend), t, dtype=dtype)
             check("vector_add", ort.vector_add(t, x.to(t.dtype)[:1], backend=backend), t, x.to(t.dtype)[:1])
     info = plan_cache.cache_info()
@@ -158,8 +158,6 @@ def test_holds_no_caller_tensor(backend, device, gen):
 
 def test_hits_raise_what_misses_raise(backend, device, gen):
     """Errors that depend on more than the key are still raised once the key is cached."""
-    if backend == "tilelang":
-        pytest.skip("the tilelang backend refuses non-contiguous tensors")
     x = randn((5, 5), gen, device)
     out, out_kept = torch.empty(5, device=device), torch.empty(5, 1, device=device)
     ort.reduce_sum(x, 1, out=out, backend=backend)  # cached: dim 1, keepdim False

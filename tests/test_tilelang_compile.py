@@ -30,9 +30,15 @@ PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
             + [("vector_add", (d,), ()) for d in DTYPES]
             + strategy_variants("reduce_sum") + strategy_variants("softmax")
             + [("matmul", (d,), v) for d in ("float16", "bfloat16") for v in tilelang_backend.kernels("matmul").GPU_VARIANTS])
+# the strided kernels (any dim, strides, broadcasting): every op in rank 3, dtypes rotating; rank 8
+# differs only in the unrolled offsets, so one op
+STRIDED_PROGRAMS = [("copy", ("bfloat16", "float32"), ("strided", 3)), ("vector_add", ("float16",), ("strided", 3)),
+                    ("reduce_sum", ("bfloat16",), ("strided", 3)), ("softmax", ("float32",), ("strided", 3)),
+                    ("copy", ("float16", "float16"), ("strided", 8))]
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
                  ("reduce_sum", ("float16",), (1024, 8)), ("softmax", ("float32",), ("cached", 16384)),
-                 ("softmax", ("bfloat16",), ("online", 1024)), ("matmul", ("float16",), ("square",))]
+                 ("softmax", ("bfloat16",), ("online", 1024)), ("softmax", ("bfloat16",), ("strided", 3)),
+                 ("matmul", ("float16",), ("square",))]
 SM90 = {"kind": "cuda", "arch": "sm_90"}
 
 
@@ -44,11 +50,14 @@ def program_id(program) -> str:
 def cuda_source(op: str, dtypes: tuple[str, ...], extra: tuple) -> str:
     from tilelang.tools.compile_only import compile_kernel_source
 
-    program = getattr(tilelang_backend.kernels(op), tilelang_backend.IMPLEMENTED[op])(*dtypes, True, *extra)
+    factory = tilelang_backend.IMPLEMENTED[op]
+    if extra[:1] == ("strided",):  # ("strided", rank): the op's strided program
+        factory, extra = tilelang_backend.STRIDED[op], extra[1:]
+    program = getattr(tilelang_backend.kernels(op), factory)(*dtypes, True, *extra)
     return compile_kernel_source(program, target=SM90)
 
 
-@pytest.mark.parametrize("program", PROGRAMS, ids=program_id)
+@pytest.mark.parametrize("program", PROGRAMS + STRIDED_PROGRAMS, ids=program_id)
 def test_gpu_kernel_lowers_for_sm90(program):
     source = cuda_source(*program)
     assert "__global__" in source and "int64_t" in source, "expected a CUDA kernel with 64-bit indexing"

@@ -19,4 +19,4 @@ class BackendUnavailableError(RuntimeError):
 
 class UnsupportedError(ValueError):
     """A valid request the chosen backend does not implement; the message names the case
-    (for example a non-contiguous input on the tilelang backend). Another backend runs it."""
+    (for example an operator the tilelang backend has no kernel for). Another backend runs it."""

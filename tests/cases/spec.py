@@ -37,8 +37,6 @@ def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> st
         return case.tilelang
     if op in TILELANG_DTYPES and dtype not in TILELANG_DTYPES[op][0]:
         return TILELANG_DTYPES[op][1]
-    if device == "cpu" and torch.bfloat16 in (dtype, case.attrs.get("dtype")):
-        return "bfloat16 on the CPU is not expressible"
     return None
 
 

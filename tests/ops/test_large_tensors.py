@@ -22,13 +22,10 @@ def _memory_gib() -> float:
         return 0.0
 
 
-@pytest.fixture(autouse=True)
-def strided_capable(backend):
-    if backend == "tilelang":
-        pytest.skip("these inputs are expanded (stride 0): the tilelang backend refuses them (tests/cases)")
-
-
 def test_reduce_sum_over_2_31_elements(backend, device):
+    if backend == "tilelang":
+        pytest.skip("the tilelang strided reduction gives each output one thread: one output of 2^31 terms "
+                    "is 2^31 serial steps in f32 (tilelang_backend.py)")
     x = torch.full((1,), 0.5, device=device).expand(N)
     total = ort.reduce_sum(x, 0, backend=backend)
     # exact in f32 only up to 2^24 terms per accumulator; allow the f32 accumulation error
@@ -36,6 +33,8 @@ def test_reduce_sum_over_2_31_elements(backend, device):
 
 
 def test_copy_into_2_31_elements(backend, device):
+    if backend == "tilelang" and device == "cpu":
+        pytest.skip("TileLang's C target runs one thread: 2^31 strided elements take too long for a test")
     if device == "cpu" and _memory_gib() < 12:
         pytest.skip("needs 12 GiB of free memory for a 4 GiB output and its check")
     pattern = torch.tensor([1.0, -2.0, 3.0, -4.0, 5.0], dtype=torch.float16, device=device)

@@ -14,9 +14,10 @@ from cases.spec import DTYPES  # noqa: E402
 from operator_runtime_testing.assertions import assert_matches_torch  # noqa: E402
 
 @pytest.fixture(autouse=True)
-def any_layout_backends(backend):
-    if backend == "tilelang":
-        pytest.skip("random strides and broadcasting: the tilelang backend refuses those by design (tests/cases)")
+def any_layout_backends(backend, device):
+    if backend == "tilelang" and device == "cpu":
+        # every dtype pair x contiguous/strided x rank is its own kernel: ~50 C compiles of seconds each
+        pytest.skip("random dtypes and layouts compile too many C-target kernels for CI; the GPU check runs these")
 
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

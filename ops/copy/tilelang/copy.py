@@ -13,10 +13,18 @@ wrong for ``out=``.)
 The length is a dynamic int64, so one compiled kernel serves every size (2^31 and up).
 On a GPU each block copies BLOCK elements with THREADS threads; on the CPU (target
 "c") the grid becomes an outer loop and ``T.Parallel`` a serial inner loop.
+
+``copy_strided_program`` is the same loop over out's elements in any layout: input and out
+are flat buffers from their data pointers, and each element's offsets come from sizes and
+strides passed in the int64 tensor M (stride 0 for a broadcast dim); see
+operator_runtime/_internal/tilelang_prims.py. bfloat16 on the C target is stored as its
+uint16 bits and converted in the kernel (``convert``).
 """
 
 import tilelang
 import tilelang.language as T
+
+from operator_runtime._internal.tilelang_prims import convert, offsets, storage
 
 BLOCK = 1024   # elements per block (GPU) or per outer-loop step (CPU)
 THREADS = 256  # GPU threads per block: 4 elements each
@@ -27,13 +35,31 @@ def copy_program(in_dtype: str, out_dtype: str, gpu: bool):
     launch = dict(threads=THREADS) if gpu else {}
 
     @T.prim_func
-    def copy(X: T.Tensor((n,), in_dtype), Y: T.Tensor((n,), out_dtype)):
+    def copy(X: T.Tensor((n,), storage(in_dtype, gpu)), Y: T.Tensor((n,), storage(out_dtype, gpu))):
         with T.Kernel(T.ceildiv(n, BLOCK), **launch) as bx:
             for i in T.Parallel(BLOCK):
                 if bx * BLOCK + i < n:
-                    Y[bx * BLOCK + i] = T.cast(X[bx * BLOCK + i], out_dtype)
+                    Y[bx * BLOCK + i] = convert(X[bx * BLOCK + i], in_dtype, out_dtype, gpu)
 
     return copy
+
+
+def copy_strided_program(in_dtype: str, out_dtype: str, gpu: bool, rank: int):
+    """Y[i] = X[i] over out's n elements; offsets from M = sizes, input strides, out strides.
+    nx, ny: each buffer's extent (the last element any offset reaches, plus one)."""
+    nx, ny = T.dynamic("nx", "int64"), T.dynamic("ny", "int64")
+    launch = dict(threads=THREADS) if gpu else {}
+
+    @T.prim_func
+    def copy_strided(X: T.Tensor((nx,), storage(in_dtype, gpu)), Y: T.Tensor((ny,), storage(out_dtype, gpu)),
+                     M: T.Tensor((3 * rank,), "int64"), n: T.int64):
+        with T.Kernel(T.ceildiv(n, BLOCK), **launch) as bx:
+            for i in T.Parallel(BLOCK):
+                if bx * BLOCK + i < n:
+                    x, y = offsets(bx * BLOCK + i, M, rank, 2)
+                    Y[y] = convert(X[x], in_dtype, out_dtype, gpu)
+
+    return copy_strided
 
 
 @tilelang.jit(target="c")

@@ -1,18 +1,26 @@
-"""reduce_sum in TileLang: Y[r] = sum over the last dim of X[r, :], in float32.
+"""reduce_sum in TileLang: Y = X summed over one dim, in float32.
 
-The runtime views a contiguous input as (rows, row_len) and reduces the last dim; other
-dims and layouts are refused by name (the CUDA and CPU backends run them). Both sizes
-are dynamic int64, so one compiled kernel serves every shape.
+Two kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
+- rows (``reduce_sum_program``): a contiguous input whose reduced dim is innermost, viewed as
+  (rows, row_len). Both sizes are dynamic int64, so one compiled kernel serves every shape.
+- columns (``reduce_sum_strided_program``): anything else. The input is viewed as (outer,
+  reduce): ``outer`` runs over out's elements in any layout (sizes and strides in the int64
+  tensor M, see operator_runtime/_internal/tilelang_prims.py), ``reduce`` is the summed dim
+  with its own stride. Each GPU thread sums one output element serially; neighbouring threads
+  take neighbouring outputs, so a sum over dim 0 of a row-major matrix reads contiguous spans.
 
-GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
+Rows on the GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
 every thread loads `unroll` adjacent values (a warp reads one contiguous span) and adds them
 into its partial sum; then the block combines the partial sums (T.reduce_sum over a
 fragment lowers to a shuffle + shared-memory reduce).
-CPU (TileLang's C target has no fragments or block reductions): one program per row
-walks it serially into a local float32 accumulator.
+Rows on the CPU (TileLang's C target has no fragments or block reductions): one program per
+row walks it serially into a local float32 accumulator. bfloat16 there is stored as its
+uint16 bits (``storage``/``load``/``store``).
 """
 
 import tilelang.language as T
+
+from operator_runtime._internal.tilelang_prims import load, offsets, storage, store
 
 # (longest row, threads per row, values each thread loads per step), measured on the H200 with
 # scripts/tilelang_tune.py. Each step keeps `unroll` loads in flight per thread; a few long rows
@@ -30,6 +38,7 @@ def gpu_strategy(row_len: int) -> tuple[int, int]:
 
 def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 8):
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
+    stored = storage(dtype, gpu)
     if gpu:
         CHUNK = threads * unroll
 
@@ -51,12 +60,54 @@ def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 
         return reduce_sum
 
     @T.prim_func
-    def reduce_sum_cpu(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
+    def reduce_sum_cpu(X: T.Tensor((rows, row_len), stored), Y: T.Tensor((rows,), stored)):
         with T.Kernel(rows) as row:
             acc = T.alloc_local((1,), "float32")
             acc[0] = 0.0
             for j in T.serial(row_len):
-                acc[0] += T.cast(X[row, j], "float32")
-            Y[row] = T.cast(acc[0], dtype)
+                acc[0] += load(X[row, j], dtype, gpu)
+            Y[row] = store(acc[0], dtype, gpu)
 
     return reduce_sum_cpu
+
+
+COLUMNS = 256  # strided kernel: output elements (threads) per GPU block
+
+
+def reduce_sum_strided_program(dtype: str, gpu: bool, rank: int):
+    """Y[o] = sum over r < L of X[x(o) + r * sx], for the n outputs o. M: out's sizes, then the
+    input's and out's strides over them (rank each); nx, ny: the buffers' extents."""
+    nx, ny = T.dynamic("nx", "int64"), T.dynamic("ny", "int64")
+    stored = storage(dtype, gpu)
+    if gpu:
+        @T.prim_func
+        def reduce_sum_columns(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
+                               n: T.int64, L: T.int64, sx: T.int64):
+            with T.Kernel(T.ceildiv(n, COLUMNS), threads=COLUMNS) as bx:
+                acc = T.alloc_fragment((COLUMNS,), "float32")
+                xo = T.alloc_fragment((COLUMNS,), "int64")
+                for i in T.Parallel(COLUMNS):
+                    acc[i] = 0.0
+                    xo[i] = offsets(T.min(bx * COLUMNS + i, n - 1), M, rank, 2)[0]
+                for r in T.serial(L):
+                    for i in T.Parallel(COLUMNS):
+                        if bx * COLUMNS + i < n:
+                            acc[i] += load(X[xo[i] + r * sx], dtype, gpu)
+                for i in T.Parallel(COLUMNS):
+                    if bx * COLUMNS + i < n:
+                        Y[offsets(bx * COLUMNS + i, M, rank, 2)[1]] = store(acc[i], dtype, gpu)
+
+        return reduce_sum_columns
+
+    @T.prim_func
+    def reduce_sum_columns_cpu(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored),
+                               M: T.Tensor((3 * rank,), "int64"), n: T.int64, L: T.int64, sx: T.int64):
+        with T.Kernel(n) as o:
+            acc = T.alloc_local((1,), "float32")
+            acc[0] = 0.0
+            x, y = offsets(o, M, rank, 2)
+            for r in T.serial(L):
+                acc[0] += load(X[x + r * sx], dtype, gpu)
+            Y[y] = store(acc[0], dtype, gpu)
+
+    return reduce_sum_columns_cpu

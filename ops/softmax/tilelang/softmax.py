@@ -1,7 +1,11 @@
 """softmax in TileLang: Y[r, :] = exp(X[r, :] - max) / sum(exp(X[r, :] - max)), last dim.
 
-The runtime views a contiguous input as (rows, row_len); other dims are refused by name.
-Statistics are float32 whatever the storage dtype, as in the CUDA kernels.
+The runtime views a contiguous input whose softmax dim is innermost as (rows, row_len) and runs
+the kernels below; any other dim or layout (a column softmax, transposed, sliced, expanded
+inputs or a strided out) runs ``softmax_strided_program``: one thread per row of the softmax
+dim, walking it with its stride (sizes and strides in the int64 tensor M, see
+operator_runtime/_internal/tilelang_prims.py). Statistics are float32 whatever the storage
+dtype, as in the CUDA kernels; bfloat16 on the C target is stored as its uint16 bits.
 
 Special values come out as torch's without a NaN-aware max: a NaN (or a +inf, since
 inf - inf is NaN) makes exp(x - max) NaN, the row's sum NaN, and so every output of the
@@ -19,6 +23,8 @@ one row per program, serially.
 """
 
 import tilelang.language as T
+
+from operator_runtime._internal.tilelang_prims import load, offsets, storage, store
 
 VALUES_PER_THREAD = 16  # cached strategy: 16 registers of row per thread keep ~3 blocks of 512 per SM
 ONLINE_THREADS = 1024  # online strategy default: long rows, often few of them; a full SM's worth of loads
@@ -118,17 +124,74 @@ def _softmax_online(dtype, rows, row_len, THREADS):
 
 
 def _softmax_cpu(dtype, rows, row_len):
+    stored = storage(dtype, False)
+
     @T.prim_func
-    def softmax_cpu(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows, row_len), dtype)):
+    def softmax_cpu(X: T.Tensor((rows, row_len), stored), Y: T.Tensor((rows, row_len), stored)):
         with T.Kernel(rows) as row:
             stat = T.alloc_local((2,), "float32")  # the row's max, then its sum
             stat[0] = LOWEST
             for j in T.serial(row_len):
-                stat[0] = T.max(stat[0], T.cast(X[row, j], "float32"))
+                stat[0] = T.max(stat[0], load(X[row, j], dtype, False))
             stat[1] = 0.0
             for j in T.serial(row_len):
-                stat[1] += T.exp(T.cast(X[row, j], "float32") - stat[0])
+                stat[1] += T.exp(load(X[row, j], dtype, False) - stat[0])
             for j in T.serial(row_len):
-                Y[row, j] = T.cast(T.exp(T.cast(X[row, j], "float32") - stat[0]) / stat[1], dtype)
+                Y[row, j] = store(T.exp(load(X[row, j], dtype, False) - stat[0]) / stat[1], dtype, False)
 
     return softmax_cpu
+
+
+COLUMNS = 256  # strided kernel: softmax rows (threads) per GPU block
+
+
+def softmax_strided_program(dtype: str, gpu: bool, rank: int):
+    """Softmax over L elements X[x(o) + r * sx], written to Y[y(o) + r * sy], for the n rows o.
+    M: the sizes of the other dims, then the input's and out's strides over them (rank each)."""
+    nx, ny = T.dynamic("nx", "int64"), T.dynamic("ny", "int64")
+    stored = storage(dtype, gpu)
+    if gpu:
+        @T.prim_func
+        def softmax_columns(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
+                            n: T.int64, L: T.int64, sx: T.int64, sy: T.int64):
+            with T.Kernel(T.ceildiv(n, COLUMNS), threads=COLUMNS) as bx:
+                m = T.alloc_fragment((COLUMNS,), "float32")
+                s = T.alloc_fragment((COLUMNS,), "float32")
+                xo = T.alloc_fragment((COLUMNS,), "int64")
+                yo = T.alloc_fragment((COLUMNS,), "int64")
+                for i in T.Parallel(COLUMNS):
+                    m[i] = LOWEST
+                    s[i] = 0.0
+                    xo[i], yo[i] = offsets(T.min(bx * COLUMNS + i, n - 1), M, rank, 2)
+                for r in T.serial(L):
+                    for i in T.Parallel(COLUMNS):
+                        if bx * COLUMNS + i < n:
+                            m[i] = T.max(m[i], load(X[xo[i] + r * sx], dtype, gpu))
+                for r in T.serial(L):
+                    for i in T.Parallel(COLUMNS):
+                        if bx * COLUMNS + i < n:
+                            s[i] += T.exp(load(X[xo[i] + r * sx], dtype, gpu) - m[i])
+                for r in T.serial(L):
+                    for i in T.Parallel(COLUMNS):
+                        if bx * COLUMNS + i < n:
+                            Y[yo[i] + r * sy] = store(T.exp(load(X[xo[i] + r * sx], dtype, gpu) - m[i]) / s[i],
+                                                      dtype, gpu)
+
+        return softmax_columns
+
+    @T.prim_func
+    def softmax_columns_cpu(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
+                            n: T.int64, L: T.int64, sx: T.int64, sy: T.int64):
+        with T.Kernel(n) as o:
+            stat = T.alloc_local((2,), "float32")  # the row's max, then its sum
+            x, y = offsets(o, M, rank, 2)
+            stat[0] = LOWEST
+            for r in T.serial(L):
+                stat[0] = T.max(stat[0], load(X[x + r * sx], dtype, gpu))
+            stat[1] = 0.0
+            for r in T.serial(L):
+                stat[1] += T.exp(load(X[x + r * sx], dtype, gpu) - stat[0])
+            for r in T.serial(L):
+                Y[y + r * sy] = store(T.exp(load(X[x + r * sx], dtype, gpu) - stat[0]) / stat[1], dtype, gpu)
+
+    return softmax_columns_cpu

@@ -1,10 +1,14 @@
 """The tilelang backend: kernels written in TileLang (ops/<op>/tilelang/<op>.py),
 compiled by TileLang for the tensors' device: target "cuda" on a GPU, "c" on the CPU.
 
-Each kernel is compiled once per (operator, dtypes, target) in this process and also
-cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes a dynamic length, so a new
-size never recompiles. Cases a kernel does not express are refused with
-UnsupportedError naming the case; the CUDA and CPU backends run them.
+Each kernel is compiled once per (operator, program, dtypes, target) in this process and
+also cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes dynamic sizes, so a new
+shape never recompiles. Every case maps onto one of two kernels per operator (_layout):
+the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
+strides and broadcasting, passed to the kernel as sizes and strides). bfloat16 on the C
+target is passed as its bits (tilelang_prims.py). The tensors stay on their device: nothing
+falls back to torch or another backend. What no kernel expresses is refused with
+UnsupportedError naming the case.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import importlib.util
 import logging
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -25,7 +30,10 @@ from .binding import PreparedBase
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program",
                "softmax": "softmax_program", "matmul": "matmul_program"}
-ROW_OPS = ("reduce_sum", "softmax")  # viewed as (rows, row_len) over the last dim
+# the kernels for any other layout: strides (and broadcasting) passed to the kernel (matmul has none:
+# _refuse_matmul says what its one program takes)
+STRIDED = {op: f"{op}_strided_program" for op in IMPLEMENTED if op != "matmul"}
+ROW_OPS = ("reduce_sum", "softmax")  # reductions over one dim: rows (contiguous, innermost) or strided
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
@@ -97,40 +105,30 @@ def variant(op: str, gpu: bool, row_len: int) -> tuple:
     return tuple(strategy(row_len)) if gpu and strategy else ()
 
 
-def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = ()):
-    """The compiled kernel for op over dtypes on the GPU or the CPU (compiled on first use)."""
-    key = (op, dtypes, gpu, extra)
+def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = (), program: str | None = None):
+    """The compiled kernel for op over dtypes on the GPU or the CPU (compiled on first use):
+    the program IMPLEMENTED[op] (contiguous) unless ``program`` names another factory."""
+    program = program or IMPLEMENTED[op]
+    key = (op, program, dtypes, gpu, extra)
     if key not in _kernels:
         module, tilelang = kernels(op), _tilelang()
-        program = getattr(module, IMPLEMENTED[op])(*dtypes, gpu, *extra)
+        prim_func = getattr(module, program)(*dtypes, gpu, *extra)
         # The cython execution backend exposes the compiled host function (lib.call), which
         # DirectLaunch calls without TileLang's per-call Python path.
-        kernel = tilelang.compile(program, target="cuda" if gpu else "c", execution_backend="cython")
+        kernel = tilelang.compile(prim_func, target="cuda" if gpu else "c", execution_backend="cython")
         with _lock:
             _kernels.setdefault(key, kernel)
     return _kernels[key]
 
 
 def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> None:
+    """Every layout, dim and dtype of the implemented operators maps onto a kernel (see _layout;
+    the API allows at most 8 dims, the strided kernels' largest rank); what is left to refuse is
+    an operator with no TileLang kernel."""
     if op not in IMPLEMENTED:
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
     if op == "matmul":
-        return _refuse_matmul(out, inputs["a"], inputs["b"])
-    for name, t in {"out": out, **inputs}.items():
-        if op != "reduce_sum" and t.shape != out.shape:
-            raise UnsupportedError(f"{op}: the tilelang backend needs inputs of out's shape (no broadcasting); "
-                                   f"{name} is {tuple(t.shape)}, out is {tuple(out.shape)}")
-        if not t.is_contiguous():
-            raise UnsupportedError(f"{op}: the tilelang backend needs contiguous tensors; {name} has strides "
-                                   f"{t.stride()} for shape {tuple(t.shape)}")
-    if op in ROW_OPS:
-        x, dim = inputs["input"], attrs[0]
-        if x.dim() > 1 and dim != x.dim() - 1:
-            raise UnsupportedError(f"{op}: the tilelang backend works only over the last dim; dim={dim} of a "
-                                   f"{x.dim()}-d input")
-    for name, t in {"out": out, **inputs}.items():  # layout first, then dtype: one reason at a time
-        if t.device.type == "cpu" and t.dtype == torch.bfloat16:
-            raise UnsupportedError(f"{op}: bfloat16 on the CPU is not expressible in TileLang's C target ({name})")
+        _refuse_matmul(out, inputs["a"], inputs["b"])
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
@@ -161,59 +159,148 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
                                "not expressible")
 
 
-def _row_len(x: torch.Tensor) -> int:
-    return x.shape[-1] if x.dim() else 1
+@dataclass
+class Layout:
+    """How one call maps onto a kernel: which program, and what its parameters get.
+
+    The kernel's parameters are the tensors (inputs, then out) as buffers of ``shapes`` (the
+    shapes only fix the dynamic sizes; each buffer is passed as its tensor's data pointer),
+    then, for a strided program, the int64 tensor ``meta`` (sizes and strides) and ``scalars``.
+    """
+
+    program: str
+    extra: tuple                     # program arguments after (dtypes..., gpu)
+    shapes: list[tuple[int, ...]]
+    meta: list[int] | None = None
+    scalars: tuple[int, ...] = ()
 
 
-def _operands(op: str, out: torch.Tensor, inputs) -> list[torch.Tensor]:
-    """The kernel's arguments: flat views for element-wise ops, (rows, row_len) for row ops."""
-    if op == "reduce_sum":
-        x = inputs[0]
-        return [x.reshape(-1, _row_len(x)) if x.numel() else x.new_empty((out.numel(), 0)), out.view(-1)]
-    if op == "softmax":
-        return [t.reshape(-1, _row_len(t)) for t in (*inputs, out)]
-    if op == "matmul":  # (batch, M, K), (batch, K, N), (batch, M, N)
-        return [t if t.dim() == 3 else t.unsqueeze(0) for t in (*inputs, out)]
-    return [t.view(-1) for t in (*inputs, out)]
+def _numel(shape) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _extent(t: torch.Tensor) -> int:
+    """Elements from t's data pointer to just past the last one it reaches (its flat buffer's length)."""
+    if t.numel() == 0:
+        return 0
+    return 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+
+
+def coalesce(sizes, strides: list) -> tuple[list[int], list[list[int]]]:
+    """Drop size-1 dims and merge each dim into the next inner one where every tensor steps
+    over both as one (stride[k] == stride[k+1] * size[k+1]): a contiguous tensor becomes 1-d,
+    a transposed matrix stays 2-d. Returns sizes and, per tensor, strides (at least one dim)."""
+    dims: list[list] = []
+    for k, size in enumerate(sizes):
+        if size == 1:
+            continue
+        sts = [st[k] for st in strides]
+        if dims and all(prev == st * size for prev, st in zip(dims[-1][1], sts)):
+            dims[-1] = [dims[-1][0] * size, sts]
+        else:
+            dims.append([size, sts])
+    if not dims:
+        dims = [[1, [0] * len(strides)]]
+    return [d[0] for d in dims], [[d[1][t] for d in dims] for t in range(len(strides))]
+
+
+def _strided_meta(sizes, strides: list) -> tuple[int, list[int]]:
+    """(compiled rank, meta): sizes then each tensor's strides, padded in front with size-1 dims."""
+    from .tilelang_prims import rank_for
+
+    sizes, strides = coalesce(sizes, strides)
+    rank = rank_for(len(sizes))
+    pad = rank - len(sizes)
+    meta = [1] * pad + sizes
+    for st in strides:
+        meta += [0] * pad + st
+    return rank, meta
+
+
+def _layout(op: str, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple, gpu: bool) -> Layout:
+    """The kernel for this call. Element-wise ops: the flat kernel when every tensor is contiguous
+    and of out's shape, else the strided one over out's elements (inputs expanded to out's shape,
+    so a broadcast dim has stride 0). Row ops over dim d: the rows kernel when the input and out
+    are contiguous and d is innermost (all later dims of size 1), else the strided one."""
+    if op in ROW_OPS:
+        return _row_layout(op, out, inputs[0], attrs, gpu)
+    if op == "matmul":  # (batch, M, K) @ (batch, K, N) -> (batch, M, N); the tile config by out's shape class
+        shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
+        return Layout(IMPLEMENTED[op], tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])), shapes)
+    tensors = (*inputs, out)
+    if all(t.shape == out.shape and t.is_contiguous() for t in tensors):
+        return Layout(IMPLEMENTED[op], (), [(out.numel(),)] * len(tensors))
+    expanded = [t.expand(out.shape) for t in inputs] + [out]
+    rank, meta = _strided_meta(out.shape, [t.stride() for t in expanded])
+    return Layout(STRIDED[op], (rank,), [(_extent(t),) for t in expanded], meta, (out.numel(),))
+
+
+def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
+    if x.dim() == 0:  # a scalar is one row of one element
+        x = x.reshape(1)
+    d = attrs[0] % x.dim()
+    length = x.shape[d]
+    innermost = _numel(x.shape[d + 1:]) == 1
+    if innermost and x.is_contiguous() and out.is_contiguous():
+        rows = _numel(x.shape[:d])
+        shapes = [(rows, length), (rows,) if op == "reduce_sum" else (rows, length)]
+        return Layout(IMPLEMENTED[op], variant(op, gpu, length), shapes)
+    other = [k for k in range(x.dim()) if k != d]
+    if op == "reduce_sum":  # out's dims are x's without d (or with d of size 1: keepdim)
+        out_strides = [out.stride(k) for k in other] if out.dim() == x.dim() else list(out.stride())
+        tail = ()
+    else:
+        out_strides, tail = [out.stride(k) for k in other], (out.stride(d),)
+    sizes = [x.shape[k] for k in other]
+    rank, meta = _strided_meta(sizes, [[x.stride(k) for k in other], out_strides])
+    return Layout(STRIDED[op], (rank,), [(_extent(x),), (_extent(out),)], meta,
+                  (_numel(sizes), length, x.stride(d), *tail))
 
 
 class KernelPlan:
-    """A compiled kernel's host function and the dynamic sizes of one layout, called on
-    buffers given per call: holds no tensor, so the eager plan cache can keep it.
+    """A compiled kernel's host function and the arguments of one layout, called on buffers
+    given per call: holds no tensor of the caller, so the eager plan cache can keep it (it
+    owns the small meta tensor of a strided kernel).
 
     TileLang's Python call path re-derives pointers, dynamic sizes, device and stream from the
     tensors on every call (~50 us on a CPU). For one layout the sizes never change, so they
-    are built here once, as TileLang's own wrapper builds them: one pointer per tensor
-    parameter, then each dynamic size (int64) in the kernel's order, then the stream.
-    Measured by tests/run_ops.py --mode bench (host us).
+    are built here once, as TileLang's own wrapper builds them: one argument per parameter (a
+    pointer per tensor, then meta's pointer and the scalars), then each dynamic size (int64) in
+    the kernel's order, then the stream. Measured by tests/run_ops.py --mode bench (host us).
     """
 
-    def __init__(self, kernel, operands: list[torch.Tensor]):
+    def __init__(self, kernel, layout: Layout, device: torch.device):
         adapter = kernel.adapter
         self._call, self._last_error = adapter.lib.call, adapter.lib.get_last_error
         sizes = []
-        for ref_kind, tensor, dim, _scale in adapter.dynamic_symbolic_map.values():
-            if ref_kind != 0:  # 0: a dimension of a tensor; our kernels take no stride or scalar sizes
+        for symbol, (ref_kind, tensor, dim, _scale) in adapter.dynamic_symbolic_map.items():
+            if ref_kind != 0:  # 0: a dimension of a tensor; our kernels declare no symbolic strides
                 raise UnsupportedError(f"tilelang: dynamic symbol of kind {ref_kind} in {kernel}")
-            sizes.append(ctypes.c_int64(operands[tensor].shape[dim]))
-        self.sizes = sizes
+            # in the symbol's own width: matmul declares int32 sizes, the other kernels int64
+            width = ctypes.c_int32 if str(getattr(symbol, "dtype", "int64")) == "int32" else ctypes.c_int64
+            sizes.append(width(layout.shapes[tensor][dim]))
+        self.meta = None if layout.meta is None else torch.tensor(layout.meta, dtype=torch.int64, device=device)
+        self._tail = ([ctypes.c_void_p(self.meta.data_ptr())] if self.meta is not None else []) + \
+            [ctypes.c_int64(v) for v in layout.scalars] + sizes
         self.workspace_bytes = 0
-        device = operands[0].device
         self._cuda_index = device.index if device.type == "cuda" else None
 
-    def launch(self, args: list, stream: int | None = None) -> None:
-        """Call with ``args`` (a ctypes pointer per operand, then the sizes) on ``stream``
+    def launch(self, pointers: list, stream: int | None = None) -> None:
+        """Call with ``pointers`` (a ctypes pointer per tensor: inputs, then out) on ``stream``
         (the device's current stream when None)."""
         if stream is None:
             stream = 0 if self._cuda_index is None else torch._C._cuda_getCurrentRawStream(self._cuda_index)
-        if self._call(*args, ctypes.c_void_p(stream)) != 0:
+        if self._call(*pointers, *self._tail, ctypes.c_void_p(stream)) != 0:
             raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
 
     def call(self, out, *inputs_and_stream) -> int:
         """The plan-cache entry point, as binding.Plan.call: data pointers in the C order (out's
         first), then the stream; raises on failure, else returns 0."""
         *inputs, stream = inputs_and_stream
-        self.launch([*map(ctypes.c_void_p, inputs), ctypes.c_void_p(out), *self.sizes], stream)
+        self.launch([*map(ctypes.c_void_p, inputs), ctypes.c_void_p(out)], stream)
         return 0
 
     def close(self) -> None:
@@ -221,16 +308,16 @@ class KernelPlan:
 
 
 class DirectLaunch:
-    """A KernelPlan bound to its operands: calling it launches with arguments built once
+    """A KernelPlan bound to its tensors: calling it launches with arguments built once
     (the prepared steady state)."""
 
-    def __init__(self, kernel, operands: list[torch.Tensor]):
-        self.plan = KernelPlan(kernel, operands)
-        self._operands = operands  # the pointers below must stay valid as long as this object lives
-        self._args = [ctypes.c_void_p(t.data_ptr()) for t in operands] + self.plan.sizes
+    def __init__(self, plan: KernelPlan, tensors: tuple[torch.Tensor, ...]):
+        self.plan = plan
+        self._tensors = tensors  # the pointers below must stay valid as long as this object lives
+        self._pointers = [ctypes.c_void_p(t.data_ptr()) for t in tensors]
 
     def __call__(self) -> None:
-        self.plan.launch(self._args)
+        self.plan.launch(self._pointers)
 
 
 class _NothingToLaunch:
@@ -251,21 +338,19 @@ class TileLangPrepared(PreparedBase):
 
     backend = "tilelang"
 
-    def __init__(self, signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...]):
+    def __init__(self, signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple):
         op = signature.name
         super().__init__(op, signature.inputs, out, inputs, signature.in_place_ok)
-        # copy converts between dtypes: its kernel is specialized on both
-        dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
-        gpu = out.device.type == "cuda"
-        if op == "matmul":  # the tile config by the output's shape class
-            extra = tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1]))
-        else:
-            extra = variant(op, gpu, _row_len(inputs[0]))
-        self._kernel = compiled(op, dtypes, gpu, extra)
-        # None for an empty output: a zero-block launch is an error on the GPU, and there is nothing to do
-        self._launch = DirectLaunch(self._kernel, _operands(op, out, inputs)) if out.numel() else None
-        # an empty input with a non-empty output (a sum over an empty dim) gets a stand-in operand
-        self._plain_operands = all(t.numel() for t in inputs) or not out.numel()
+        if out.numel():
+            # copy converts between dtypes: its kernels are specialized on both
+            dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
+            gpu = out.device.type == "cuda"
+            layout = _layout(op, out, inputs, attrs, gpu)
+            kernel = compiled(op, dtypes, gpu, layout.extra, layout.program)
+            self._plan = KernelPlan(kernel, layout, out.device)
+            self._launch = DirectLaunch(self._plan, (*inputs, out))
+        else:  # nothing to do (a zero-block launch is an error on the GPU): nothing to compile
+            self._plan, self._launch = _NothingToLaunch(), None
         self._closed = False
 
     def run(self, *inputs: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
@@ -275,19 +360,15 @@ class TileLangPrepared(PreparedBase):
             if self._launch is not None:
                 self._launch()
             return self.out
-        inputs, out = self._swap(inputs, out)
-        if out.numel():
-            self._kernel(*_operands(self.op, out, inputs))
+        inputs, out = self._swap(inputs, out)  # same layout as prepared, so the plan's sizes hold
+        self._plan.call(out.data_ptr(), *[t.data_ptr() for t in inputs], None)
         return out
 
     def detach_plan(self):
-        """The kernel and sizes for the eager plan cache (no tensors), and close; None where the
-        operands are not the tensors' own buffers (an empty input summed into a non-empty out)."""
-        launch, plain = self._launch, self._plain_operands and not self._closed
+        """The kernel and its arguments for the eager plan cache (no tensors), and close."""
+        plan = None if self._closed else self._plan
         self.close()
-        if not plain:
-            return None
-        return _NothingToLaunch() if launch is None else launch.plan
+        return plan
 
     def close(self) -> None:
         self._closed = True
@@ -301,4 +382,4 @@ class TileLangPrepared(PreparedBase):
 def prepare(signature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> TileLangPrepared:
     """The tilelang end of bind_prepared: refuse what the kernels do not express, else compile."""
     _refuse(signature.name, out, inputs, attrs)
-    return TileLangPrepared(signature, out, tuple(inputs.values()))
+    return TileLangPrepared(signature, out, tuple(inputs.values()), attrs)

@@ -1,0 +1,111 @@
+"""The tilelang backend's mapping of calls onto kernels (tilelang_backend._layout), where the
+generic op suite does not reach: a strided out, bf16 rounding on the C target bit for bit,
+dims that do not merge (the rank-8 kernels), and which kernel each case picks."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import operator_runtime as ort
+from operator_runtime._internal import plan_cache
+from operator_runtime_testing.assertions import assert_matches_torch
+from operator_runtime_testing.tolerances import ATOL_PER_TERM
+
+tilelang_backend = pytest.importorskip("operator_runtime._internal.tilelang_backend")
+
+
+@pytest.fixture
+def tl_device(backend, device) -> str:
+    if backend != "tilelang":
+        pytest.skip("tests of the tilelang backend's layouts")
+    return device
+
+
+def test_coalesce_merges_only_what_every_tensor_steps_over_as_one():
+    coalesce = tilelang_backend.coalesce
+    assert coalesce((4, 5, 6), [(30, 6, 1), (30, 6, 1)]) == ([120], [[1], [1]])
+    # a transposed input stays 2-d; size-1 dims vanish; a broadcast dim keeps stride 0
+    assert coalesce((3, 1, 4), [(1, 7, 3), (4, 4, 1)]) == ([3, 4], [[1, 3], [4, 1]])
+    assert coalesce((5, 7), [(0, 1), (7, 1)]) == ([5, 7], [[0, 1], [7, 1]])
+    assert coalesce((), [(), ()]) == ([1], [[0], [0]])
+
+
+def _strided_out(shape, dtype, device):
+    """An out with gaps and a reversed dim order: every element of it is written or the test fails."""
+    big = torch.full((*reversed(shape), 2), float("nan"), dtype=dtype, device=device)
+    return big[..., 0].permute(*reversed(range(len(shape))))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_strided_out_for_every_op(tl_device, dtype, gen):
+    x = torch.randn(6, 7, 5, generator=gen).to(dtype).to(tl_device)
+    y = torch.randn(7, 1, generator=gen).to(dtype).to(tl_device)
+    out = _strided_out((6, 7, 5), dtype, tl_device)
+    assert ort.vector_add(x, y, out=out, backend="tilelang") is out
+    assert_matches_torch(out, x.cpu().double() + y.cpu().double(), what="vector_add strided out")
+    out = _strided_out((6, 7, 5), dtype, tl_device)
+    ort.copy(y, out=out, backend="tilelang")
+    assert_matches_torch(out, y.cpu().double().expand(6, 7, 5), exact=True, what="copy broadcast into strided out")
+    out = _strided_out((6, 7, 5), dtype, tl_device)
+    ort.softmax(x, 1, out=out, backend="tilelang")
+    assert_matches_torch(out, torch.softmax(x.cpu().double(), 1), what="softmax strided out")
+    out = _strided_out((6, 5), dtype, tl_device)
+    ort.reduce_sum(x, 1, out=out, backend="tilelang")
+    want = x.cpu().double().sum(1)
+    assert_matches_torch(out, want, extra_atol=ATOL_PER_TERM * x.cpu().double().abs().sum(1), what="reduce_sum")
+
+
+def test_bf16_conversions_round_to_nearest_even(tl_device):
+    """f32 -> bf16 in the kernel (bits on the C target) equals torch's rounding for ties,
+    carries into the exponent, overflow to inf, subnormals, signed zeros, inf and NaN."""
+    bits = torch.tensor([0x3F808000, 0x3F818000, 0x3F808001, 0x3F7FFFFF, 0x7F7FFFFF, 0x7F7F8000, 0x00018000,
+                         0x80000000, 0x00000000, 0x7F800000, 0xFF800000, 0x7FC00001, 0x807FFFFF, 0x3F80FFFF],
+                        dtype=torch.int64).to(torch.int32)
+    x = bits.view(torch.float32).to(tl_device)
+    got = ort.copy(x, dtype=torch.bfloat16, backend="tilelang")
+    want = x.cpu().to(torch.bfloat16)
+    assert torch.equal(got.cpu().view(torch.int16)[~want.isnan()], want.view(torch.int16)[~want.isnan()])
+    assert torch.equal(got.cpu().isnan(), want.isnan())
+    back = ort.copy(got, dtype=torch.float32, backend="tilelang")
+    assert torch.equal(back.cpu()[~want.isnan()], want.float()[~want.isnan()])
+
+
+def test_dims_that_do_not_merge_take_the_rank_8_kernel(tl_device, gen):
+    x = torch.randn(2, 3, 4, 5, 3, generator=gen, device="cpu").to(tl_device).permute(4, 2, 0, 3, 1)
+    layout = tilelang_backend._layout("copy", torch.empty(x.shape), (x,), (), False)
+    assert layout.program == "copy_strided_program" and layout.extra == (8,)
+    assert_matches_torch(ort.copy(x, backend="tilelang"), x.cpu().double(), exact=True, what="copy rank 5")
+    got = ort.softmax(x, 2, backend="tilelang")
+    assert_matches_torch(got, torch.softmax(x.cpu().double(), 2), what="softmax rank 5")
+
+
+@pytest.mark.parametrize("shape,dim,program", [
+    ((4, 5), 1, "reduce_sum_program"),            # rows
+    ((4, 5, 1), 1, "reduce_sum_program"),         # later dims of size 1: still rows
+    ((4, 5), 0, "reduce_sum_strided_program"),    # columns
+    ((4, 5, 6), 1, "reduce_sum_strided_program"),
+])
+def test_each_reduction_picks_its_kernel(shape, dim, program):
+    x = torch.empty(shape)
+    out = x.sum(dim)
+    assert tilelang_backend._layout("reduce_sum", out, (x,), (dim, 0), False).program == program
+
+
+def test_strided_plan_is_cached_and_reused(tl_device, gen):
+    x = torch.randn(9, 31, generator=gen).to(tl_device).t()
+    first = ort.softmax(x, 0, backend="tilelang")
+    before = plan_cache.cache_info().hits
+    x2 = torch.randn(9, 31, generator=gen).to(tl_device).t()
+    second = ort.softmax(x2, 0, backend="tilelang")
+    assert_matches_torch(first, torch.softmax(x.cpu().double(), 0), what="first call")
+    assert_matches_torch(second, torch.softmax(x2.cpu().double(), 0), what="second call (cached plan)")
+    assert plan_cache.cache_info().hits > before, "the second call of one layout must reuse the plan"
+
+
+def test_sum_over_an_empty_column_is_zero(tl_device):
+    """The strided kernel with nothing to sum (L = 0, an input buffer of length 0) writes zeros."""
+    x = torch.empty(0, 5, device=tl_device)
+    out = torch.full((5,), float("nan"), device=tl_device)
+    assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), False).program == "reduce_sum_strided_program"
+    assert torch.equal(ort.reduce_sum(x, 0, out=out, backend="tilelang").cpu(), torch.zeros(5))

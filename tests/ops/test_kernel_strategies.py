@@ -14,7 +14,7 @@ from cases.spec import DTYPES, T
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
 
-MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged")),
+MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid")),
          "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",))}
 PARAMS = [(op, mode) for op, (_, modes) in MODES.items() for mode in modes]
 

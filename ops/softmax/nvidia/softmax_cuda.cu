@@ -10,13 +10,14 @@
 //                                 the block's next two rows landing in shared memory
 //                                 (cp.async) meanwhile
 //     up to 512 * 64 elements     the same with 64 values per thread
-//     longer rows, 16-byte        RowGrid: a co-resident grid, rows cut into pieces of
-//       aligned                   32 KiB held in shared memory while the row's (max, sum)
-//                                 is combined across blocks: one read, one write
-//     other longer rows           online softmax (running max and rescaled sum in one
+//     longer rows                 online softmax (running max and rescaled sum in one
 //                                 pass), then a second pass that writes: two reads;
 //                                 split over several blocks when rows are fewer than SMs
-//   OPRT_SOFTMAX_STRATEGY=old brings back the choice before Staged and RowGrid (see Mode).
+//   OPRT_SOFTMAX_STRATEGY=old brings back the choice before Staged (see Mode);
+//   OPRT_SOFTMAX_STRATEGY=rowgrid reads long 16-byte aligned rows once instead (RowGrid: a
+//     co-resident grid, rows cut into pieces of 32 KiB held in shared memory while the row's
+//     (max, sum) is combined across blocks). Not the default: on the H200, 256 x 1048576 f32
+//     took 1.24 ms against 0.94 ms for the online kernel's two reads (data/bench/goals/).
 //   strided rows whose neighbours are adjacent (a leading dim): a thread per row, online
 //     pass then write, each warp reading 32 adjacent elements per step
 //   anything else: a block per row, three strided passes.
@@ -40,16 +41,18 @@ namespace {
 enum class Strategy { WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
 
 // OPRT_SOFTMAX_STRATEGY, read when a descriptor is created (kept in backend_variant):
-//   auto    (default) Staged for 16-bit rows it fits, RowGrid for long rows it fits
+//   auto    (default) Staged for 16-bit rows it fits
 //   old     the strategies before Staged and RowGrid existed, to benchmark against
-//   staged  Staged for every dtype it fits (f32 too), RowGrid as in auto
-enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2 };
+//   staged  Staged for every dtype it fits (f32 too)
+//   rowgrid as auto, and RowGrid for long rows it fits (measured slower so far: see the top)
+enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2, kRowGrid = 3 };
 
 int mode_from_env() {
   const char* v = env_or("OPRT_SOFTMAX_STRATEGY", "auto");
-  for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"old", kOld}, std::pair{"staged", kStagedAll}})
+  for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"old", kOld}, std::pair{"staged", kStagedAll},
+                                  std::pair{"rowgrid", kRowGrid}})
     if (std::strcmp(v, name) == 0) return mode;
-  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_STRATEGY=", v, " is not one of auto, old, staged");
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_STRATEGY=", v, " is not one of auto, old, staged, rowgrid");
 }
 
 struct Launch {
@@ -122,7 +125,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, int sms) {
     if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
     const int bytes = dtype_bytes(dtype), pack = 16 / bytes;
     const bool aligned = p.rows == 1 || rows_pack_aligned(p, pack);
-    const bool staged = mode == kStagedAll || (mode == kAuto && bytes == 2);
+    const bool staged = mode == kStagedAll || ((mode == kAuto || mode == kRowGrid) && bytes == 2);
     if (staged && aligned && p.row_len * bytes <= kStagedMaxRowBytes && p.row_len <= int64_t{kCachedThreads} * kCached) {
       const int64_t threads = (p.row_len + kCached - 1) / kCached;
       return {Strategy::Staged, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
@@ -134,7 +137,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, int sms) {
         return {strategy, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
       }
     }
-    if (mode != kOld && aligned) {
+    if (mode == kRowGrid && aligned) {
       // Pieces of equal length (a multiple of the pack), no more per row than blocks
       // resident: a row's pieces are then all running together, which the wait needs.
       const int64_t max_piece = kGridPieceBytes / bytes;

@@ -285,6 +285,11 @@ class KernelPlan:
         self.meta = None if layout.meta is None else torch.tensor(layout.meta, dtype=torch.int64, device=device)
         self._tail = ([ctypes.c_void_p(self.meta.data_ptr())] if self.meta is not None else []) + \
             [ctypes.c_int64(v) for v in layout.scalars] + sizes
+        # The same host function through a prototype of our own: with argument types declared,
+        # ctypes converts the pointers (plain ints) in C, where building a c_void_p per pointer
+        # in Python cost more than the call itself; TileLang's own handle stays untouched.
+        argtypes = [ctypes.c_void_p] * len(layout.shapes) + [type(v) for v in self._tail] + [ctypes.c_void_p]
+        self._fn = ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(ctypes.cast(self._call, ctypes.c_void_p).value)
         self.workspace_bytes = 0
         self._cuda_index = device.index if device.type == "cuda" else None
 
@@ -293,15 +298,18 @@ class KernelPlan:
         (the device's current stream when None)."""
         if stream is None:
             stream = 0 if self._cuda_index is None else torch._C._cuda_getCurrentRawStream(self._cuda_index)
-        if self._call(*pointers, *self._tail, ctypes.c_void_p(stream)) != 0:
-            raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
+        if self._fn(*pointers, *self._tail, stream) != 0:
+            self._fail()
 
     def call(self, out, *inputs_and_stream) -> int:
         """The plan-cache entry point, as binding.Plan.call: data pointers in the C order (out's
-        first), then the stream; raises on failure, else returns 0."""
-        *inputs, stream = inputs_and_stream
-        self.launch([*map(ctypes.c_void_p, inputs), ctypes.c_void_p(out)], stream)
+        first), then the stream (None: the CPU, or the default stream); raises on failure, else 0."""
+        if self._fn(*inputs_and_stream[:-1], out, *self._tail, inputs_and_stream[-1]) != 0:
+            self._fail()
         return 0
+
+    def _fail(self):
+        raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
 
     def close(self) -> None:
         pass

@@ -76,6 +76,12 @@ class Step:
         return module.program
 
 
+def source(op: str, name: str) -> str:
+    """The text of step file ``name`` of ``op`` (e.g. "01_one_per_thread.cu"), wherever the reader
+    runs: a chapter executed by nbval runs from a temporary folder, not from book/ops/."""
+    return (ROOT / "ops" / op / "steps" / name).read_text()
+
+
 def title_of(path: Path) -> str:
     for line in path.read_text().splitlines()[:3]:
         found = _TITLE.match(line.strip())

@@ -75,7 +75,8 @@ CPU_ALLOWED = re.compile(
     r"lround|llrint|llround|fma|fmax|fmin|fabs|fdim|ldexp|frexp|modf|scalbn|ilogb|logb|copysign|nextafter|sincos)"
     r"f?")
 # Lab names of the pointers each launcher passes, in order (the output last)
-POINTERS = {"copy": ("x", "y"), "vector_add": ("a", "b", "c"), "reduce_sum": ("x", "y"), "softmax": ("x", "y")}
+POINTERS = {"copy": ("x", "y"), "vector_add": ("a", "b", "c"), "reduce_sum": ("x", "y"), "softmax": ("x", "y"),
+            "matmul": ("a", "b", "c")}
 CHEVRONS = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
 PREAMBLE = '#include "cuda_on_cpu.h"\n'
 
@@ -199,11 +200,7 @@ class CpuLab:
             desc += [pointers[-1], t.numel() * t.element_size(), storage.data_ptr(), storage.nbytes(), t.element_size()]
         self.lib.cuda_cpu_begin(len(tensors), (ctypes.c_ulonglong * len(desc))(*desc))
         fn = getattr(self.lib, f"lab_{self.op}_{cuda_build.SUFFIX[inputs[0].dtype][0]}")
-        if self.op in ("copy", "vector_add"):
-            sizes = [ctypes.c_int64(inputs[0].numel())]
-        else:
-            sizes = [ctypes.c_int64(inputs[0].shape[0]), ctypes.c_int64(inputs[0].shape[1])]
-        code = fn(*[ctypes.c_void_p(p) for p in pointers], *sizes, ctypes.c_void_p(0))
+        code = fn(*[ctypes.c_void_p(p) for p in pointers], *cuda_build.sizes(self.op, inputs), ctypes.c_void_p(0))
         report = self.lib.cuda_cpu_report().decode(errors="replace")
         if report.strip():
             raise AssertionError(f"{label}: " + describe(report, self.path, self.op, tensors))

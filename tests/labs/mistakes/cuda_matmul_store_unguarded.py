@@ -1,6 +1,6 @@
 # what: CUDA matmul that guards its loads but not its store: the threads of a tile past M or N write past C's rows (or its end)
 # check: cuda matmul
-# says: shape (5, 6, 0) float32 | out-of-bounds write | past the end of the output | check its index against n
+# says: shape (5, 6, 0) float32 | out-of-bounds write | past the end of the output | guard the store of C with `if (row < m && col < n)`
 CUDA_SOURCE = r"""
 template <typename T>
 __global__ void matmul_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c,

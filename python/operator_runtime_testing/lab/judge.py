@@ -244,10 +244,11 @@ def _matmul_hints(wrong: torch.Tensor, case: Case, hint: dict, passed: list[Case
         lines.append("Hint: " + hint["matmul_tail"].format(which="the rows", first=f"row {first_row}") + ".")
     elif first_col > 0 and bool(wrong[:, first_col:].all()) and int(wrong.sum()) == (n - first_col) * m:
         lines.append("Hint: " + hint["matmul_tail"].format(which="the columns", first=f"column {first_col}") + ".")
-    elif bool(wrong.all()):
+    elif int(wrong.sum()) >= 0.9 * wrong.numel():  # a lost K tile can leave a few sums right by chance
         longest = max((p.shape[2] for p in passed if p.shape[2] > 1), default=0)
-        lines.append("Every element is wrong. Hint: " + (hint["matmul_k"].format(ok=longest) if 1 < longest < k
-                                                          else hint["every"]) + ".")
+        every = "Every element is wrong" if bool(wrong.all()) else "Nearly every element is wrong"
+        lines.append(f"{every}. Hint: " + (hint["matmul_k"].format(ok=longest) if 1 < longest < k
+                                           else hint["every"]) + ".")
     return lines
 
 

@@ -68,6 +68,12 @@ step matmul-racecheck sanitize_matmul racecheck "$MATMUL_RACECHECK"
 step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
   --json "$OUT/matmul-bench.json"
 
+# STEPS="matmul-lab": lab 5 on the GPU (its instructor notebook, its mistakes and feedback, and the probe
+# of its T.gemm program under other pass configs; not in the default STEPS: "labs" runs the notebook)
+step matmul-lab bash -c "python3 -m pytest --nbval labs/05_matmul.ipynb -q -p no:cacheprovider; r1=\$?; \
+  python3 -m pytest tests/test_lab_mistakes.py tests/test_lab_feedback.py -q -k matmul -p no:cacheprovider; r2=\$?; \
+  python3 scripts/matmul_lab_probe.py --json $OUT/matmul-lab-probe.json; r3=\$?; exit \$((r1 | r2 | r3))"
+
 echo "=== summary"
 printf '%s\n' "${summary[@]}" | tee "$OUT/summary.txt"
 ! grep -qv ' rc=0 ' "$OUT/summary.txt"

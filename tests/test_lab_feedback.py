@@ -125,3 +125,24 @@ def test_the_picture_pools_long_rows_and_marks_the_wrong_ones():
     fig = picture.strip(mask, "softmax: wrong elements")
     assert fig.axes[0].images and fig.axes[0].get_title() == "softmax: wrong elements"
     assert picture.pooled(torch.ones(7, dtype=torch.bool)).shape == (1, 7)
+
+
+def test_matmul_feedback_names_the_part_of_the_tiled_kernel_that_is_wrong():
+    for case in lab_cases("matmul", "cpu"):  # a right answer passes, K = 0 and K = 1000 included
+        judge("matmul", "test", case, _buffer("matmul", case, _right("matmul", case)))
+    case = _case("matmul", (33, 65, 17))
+    out = _right("matmul", case)
+    out[32:] = float("nan")  # the bottom edge tile (rows past one 32-row tile) never stored
+    text = _fails("matmul", case, out, passed=[_case("matmul", (7, 9, 13))])
+    assert "65 of 2145 elements are wrong" in text and "only the rows past row 32 are wrong" in text
+    assert "edge is partial" in text
+    out = _right("matmul", case)
+    out[:, 64:] += 1.0  # the right edge
+    assert "only the columns past column 64 are wrong" in _fails("matmul", case, out)
+    zero_k = _case("matmul", (5, 6, 0))
+    assert "K = 0: C = A @ B is all zeros" in _fails("matmul", zero_k, torch.full((5, 6), float("nan")))
+    long_k = _case("matmul", (19, 23, 1000))
+    a, b = long_k.inputs
+    first_tiles = (a[:, :992].double() @ b[:992].double()).float()  # the last, partial K tile lost
+    text = _fails("matmul", long_k, first_tiles, passed=[_case("matmul", (100, 37, 129))])
+    assert "every element is wrong" in text.lower() and "inputs with K up to 129 passed" in text

@@ -33,7 +33,7 @@ def released(tmp_path_factory) -> Path:
 
 
 def test_there_is_a_lab_per_operator_in_order():
-    assert list(instructor_labs(LABS)) == ["01_copy", "02_vector_add", "03_reduce_sum", "04_softmax"]
+    assert list(instructor_labs(LABS)) == ["01_copy", "02_vector_add", "03_reduce_sum", "04_softmax", "05_matmul"]
 
 
 def test_instructor_labs_pass_under_nbval():

@@ -220,3 +220,76 @@ def online_softmax_figure(x: np.ndarray | None = None):
     fig.suptitle("online softmax: one pass, and the sum always measured against the max seen so far", fontsize=10)
     fig.tight_layout()
     return fig
+
+
+# ---- matmul: the tile hierarchy and what each step's tiles buy (a model: no step kernels are timed)
+
+# (step, block tile BM x BN, bytes per element, roof): each block loads (BM + BN) elements per k from
+# global memory (L2) for its 2 * BM * BN flops. The roof is the compute peak the step's instructions
+# can reach (CUDA cores: the FP32 peak; tensor cores: the dense f16 one).
+MATMUL_STEPS = [
+    ("1 naive: a thread per output", 1, 1, 4, "fp32_gflops"),
+    ("2 shared tiles 32 x 32 (the lab)", 32, 32, 4, "fp32_gflops"),
+    ("3 register tiles 64 x 64, 4 x 4 per thread", 64, 64, 4, "fp32_gflops"),
+    ("4 tensor cores 128 x 128, f16", 128, 128, 2, "tensor_f16_gflops"),
+    ("5 + pipelined loads 128 x 256, f16", 128, 256, 2, "tensor_f16_gflops"),
+]
+
+
+def matmul_tile_intensity(bm: int, bn: int, element_bytes: int) -> float:
+    """FLOP per byte a block loads from global memory: 2 * BM * BN flops per (BM + BN) elements per k."""
+    return 2 * bm * bn / ((bm + bn) * element_bytes)
+
+
+def matmul_steps_figure(device: str = "NVIDIA H200"):
+    """Each step's global-memory intensity against the roofline of its instructions: the bound
+    min(bandwidth x intensity, compute peak) a block tile of that size allows."""
+    from .roofline import DATASHEET
+
+    peaks = DATASHEET[device]
+    names = [s[0] for s in MATMUL_STEPS]
+    intensity = [matmul_tile_intensity(bm, bn, eb) for _, bm, bn, eb, _ in MATMUL_STEPS]
+    bound = [min(peaks["bandwidth_gbps"] * i, peaks[roof]) / 1000 for i, (*_, roof) in zip(intensity, MATMUL_STEPS)]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.8))
+    y = np.arange(len(names))[::-1]
+    left.barh(y, intensity, color="tab:green")
+    for ridge, label, color in ((peaks["fp32_gflops"], "FP32", "tab:blue"), (peaks["tensor_f16_gflops"], "tensor f16", "tab:red")):
+        left.axvline(ridge / peaks["bandwidth_gbps"], color=color, linestyle=":",
+                     label=f"ridge, {label}: {ridge / peaks['bandwidth_gbps']:.0f} FLOP/B")
+    left.set_xscale("log")
+    left.set_yticks(y, names, fontsize=8)
+    left.set_xlabel("FLOP per byte a block loads from global memory (model)")
+    left.legend(fontsize="small", loc="lower right")
+    right.barh(y, bound, color="tab:purple")
+    for yy, b in zip(y, bound):
+        right.text(b, yy, f" {b:.0f}", va="center", fontsize=8)
+    right.set_yticks(y, [""] * len(y))
+    right.set_xscale("log")
+    right.set_xlabel(f"bound on {device} (TFLOP/s): min(bandwidth x intensity, peak)")
+    fig.suptitle("matmul: what each step's tiles allow (a model from the tile sizes, not a measurement)", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def matmul_tiling_figure(block=(128, 128), warp=(64, 32), mma=(16, 8)):
+    """The production tensor-core kernel's hierarchy: C in block tiles (one per thread block), a
+    block tile in warp tiles (one per warp), a warp tile in mma tiles (one mma.sync m16n8k16 each)."""
+    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    levels = [("C: 512 x 512 in block tiles", (512, 512), block, "one block: " + "x".join(map(str, block))),
+              (f"a block tile in warp tiles", block, warp, f"one warp: {warp[0]}x{warp[1]} (8 warps)"),
+              (f"a warp tile in mma tiles", warp, mma, f"one mma.sync: {mma[0]}x{mma[1]} outputs, K step 16")]
+    colors = ("tab:blue", "tab:green", "tab:red")
+    for ax, (title, (h, w), (th, tw), note), color in zip(axes, levels, colors):
+        for r in range(0, h, th):
+            for c in range(0, w, tw):
+                ax.add_patch(plt.Rectangle((c, h - r - th), tw, th, fill=False, edgecolor="gray", linewidth=0.6))
+        ax.add_patch(plt.Rectangle((0, h - th), tw, th, color=color, alpha=0.5))
+        ax.set_xlim(0, w)
+        ax.set_ylim(0, h)
+        ax.set_aspect("equal")
+        ax.set_xticks([0, w], ["0", f"{w}"])
+        ax.set_yticks([0, h], [f"{h}", "0"])
+        ax.set_title(f"{title}\n(shaded: {note})", fontsize=9)
+    fig.suptitle("the tensor-core kernel's tiles: block -> warp -> mma (rows down, columns across)", fontsize=10)
+    fig.tight_layout()
+    return fig

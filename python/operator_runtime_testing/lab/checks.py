@@ -11,7 +11,7 @@ import torch
 
 from ..timing import time_callable
 from . import cuda_build
-from .cases import BENCH_SHAPES, TORCH_OPS, draw, output_shape
+from .cases import BENCH_SHAPES, TORCH_OPS, draw, flops, output_shape
 from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import compile_tilelang, run_tilelang
@@ -29,7 +29,7 @@ def _compare(op: str, name: str, run, device: str, lang: str) -> None:
     from . import picture
 
     passed = []
-    for case in lab_cases(op, device):
+    for case in lab_cases(op, device, lang=lang):
         buffer, out = case.output(op, device)
         try:
             run(case.inputs_on(device), out)
@@ -133,8 +133,8 @@ def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: 
 
 
 def check_performance(op: str, source: str, fraction: float) -> None:
-    """On a GPU: the student's CUDA kernel must reach ``fraction`` of torch's bandwidth on a
-    shape larger than L2 (median of many runs, CUDA events)."""
+    """On a GPU: the student's CUDA kernel must reach ``fraction`` of torch's speed on
+    BENCH_SHAPES (larger than L2; matmul's in float32, timed in TFLOP/s) (median of many runs, CUDA events)."""
     if not torch.cuda.is_available():
         print(f"{op} performance: needs a GPU")
         return
@@ -171,8 +171,11 @@ def measure(op: str, kernel) -> tuple[float, str]:
     out = torch.empty(output_shape(op, BENCH_SHAPES[op]), device="cuda")
     ours = time_callable(lambda: kernel(*inputs, out=out), "cuda").median_ms
     theirs = time_callable(lambda: TORCH_OPS[op](out, *inputs), "cuda").median_ms
-    moved = sum(t.numel() * 4 for t in inputs) + out.numel() * 4
     ratio = theirs / ours
+    work = flops(op, BENCH_SHAPES[op])
+    if work:  # compute-bound: what counts is FLOP/s
+        return ratio, f"{op}: {work / ours / 1e9:.1f} TFLOP/s, torch {work / theirs / 1e9:.1f} TFLOP/s ({ratio:.2f}x torch)"
+    moved = sum(t.numel() * 4 for t in inputs) + out.numel() * 4
     return ratio, f"{op}: {moved / ours / 1e6:.0f} GB/s, torch {moved / theirs / 1e6:.0f} GB/s ({ratio:.2f}x torch)"
 
 

@@ -41,6 +41,11 @@ LAUNCHERS = {
                 "if (rows == 0 || row_len == 0) return 0;\n"
                 "  softmax_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
                 "(const T*)x, (T*)y, rows, row_len);"),
+    # one 256-thread block per 32x32 tile of C: blockIdx.x walks N's tiles, blockIdx.y M's
+    "matmul": ("(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, void* stream)",
+               "if (m == 0 || n == 0) return 0;\n"
+               "  dim3 grid((unsigned)((n + 31) / 32), (unsigned)((m + 31) / 32));\n"
+               "  matmul_kernel<T><<<grid, 256, 0, (cudaStream_t)stream>>>((const T*)a, (const T*)b, (T*)c, m, n, k);"),
 }
 # A step kernel of a chapter (ops/<op>/steps/*.cu) brings its own launch: a host function
 # ``launch<T>(inputs..., out, sizes..., stream)`` next to its kernel, since how the grid is sized is
@@ -50,6 +55,7 @@ STEP_LAUNCHERS = {
     "vector_add": "if (n == 0) return 0; launch<T>((const T*)a, (const T*)b, (T*)c, n, (cudaStream_t)stream);",
     "reduce_sum": "if (rows == 0) return 0; launch<T>((const T*)x, (T*)y, rows, row_len, (cudaStream_t)stream);",
     "softmax": "if (rows == 0 || row_len == 0) return 0; launch<T>((const T*)x, (T*)y, rows, row_len, (cudaStream_t)stream);",
+    "matmul": "if (m == 0 || n == 0) return 0; launch<T>((const T*)a, (const T*)b, (T*)c, m, n, k, (cudaStream_t)stream);",
 }
 SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
 # Per user (never a shared /tmp folder another user could plant libraries in), by source hash.
@@ -65,6 +71,16 @@ SYSCALL_INSTRUCTIONS = re.compile(r"\t(syscall|sysenter|int +\$0x80)\b")
 # Host code that runs without being called (constructors, destructors, init sections) or beyond
 # the C library (inline assembly): lab kernels need neither, and the grader cannot vouch for it.
 FORBIDDEN_SOURCE = re.compile(r"\b(asm|__asm__|__asm|__attribute__)\b|\[\[\s*gnu::")
+
+
+def sizes(op: str, inputs) -> list[ctypes.c_int64]:
+    """The size arguments of ``op``'s entry point (LAUNCHERS' parameters after the pointers)."""
+    x = inputs[0]
+    if op in ("copy", "vector_add"):
+        return [ctypes.c_int64(x.numel())]
+    if op == "matmul":  # A (M, K), B (K, N)
+        return [ctypes.c_int64(x.shape[0]), ctypes.c_int64(inputs[1].shape[1]), ctypes.c_int64(x.shape[1])]
+    return [ctypes.c_int64(x.shape[0]), ctypes.c_int64(x.shape[1])]  # (rows, row_len)
 
 
 class NoCompiler(RuntimeError):
@@ -210,12 +226,8 @@ class CudaLab:
         x = inputs[0]
         fn = getattr(self.lib, f"lab_{self.op}_{SUFFIX[x.dtype][0]}")
         ptrs = [ctypes.c_void_p(t.data_ptr()) for t in (*inputs, out)]
-        if self.op in ("copy", "vector_add"):
-            sizes = [ctypes.c_int64(x.numel())]
-        else:
-            sizes = [ctypes.c_int64(x.shape[0]), ctypes.c_int64(x.shape[1])]  # (rows, row_len)
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        code = fn(*ptrs, *sizes, stream)
+        code = fn(*ptrs, *sizes(self.op, inputs), stream)
         if code:
             raise AssertionError(f"the kernel launch failed: CUDA error {code}")
         if self.synchronize:

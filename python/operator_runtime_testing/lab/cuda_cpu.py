@@ -75,7 +75,8 @@ CPU_ALLOWED = re.compile(
     r"lround|llrint|llround|fma|fmax|fmin|fabs|fdim|ldexp|frexp|modf|scalbn|ilogb|logb|copysign|nextafter|sincos)"
     r"f?")
 # Lab names of the pointers each launcher passes, in order (the output last)
-POINTERS = {"copy": ("x", "y"), "vector_add": ("a", "b", "c"), "reduce_sum": ("x", "y"), "softmax": ("x", "y")}
+POINTERS = {"copy": ("x", "y"), "vector_add": ("a", "b", "c"), "reduce_sum": ("x", "y"), "softmax": ("x", "y"),
+            "matmul": ("a", "b", "c")}
 CHEVRONS = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
 PREAMBLE = '#include "cuda_on_cpu.h"\n'
 
@@ -199,11 +200,7 @@ class CpuLab:
             desc += [pointers[-1], t.numel() * t.element_size(), storage.data_ptr(), storage.nbytes(), t.element_size()]
         self.lib.cuda_cpu_begin(len(tensors), (ctypes.c_ulonglong * len(desc))(*desc))
         fn = getattr(self.lib, f"lab_{self.op}_{cuda_build.SUFFIX[inputs[0].dtype][0]}")
-        if self.op in ("copy", "vector_add"):
-            sizes = [ctypes.c_int64(inputs[0].numel())]
-        else:
-            sizes = [ctypes.c_int64(inputs[0].shape[0]), ctypes.c_int64(inputs[0].shape[1])]
-        code = fn(*[ctypes.c_void_p(p) for p in pointers], *sizes, ctypes.c_void_p(0))
+        code = fn(*[ctypes.c_void_p(p) for p in pointers], *cuda_build.sizes(self.op, inputs), ctypes.c_void_p(0))
         report = self.lib.cuda_cpu_report().decode(errors="replace")
         if report.strip():
             raise AssertionError(f"{label}: " + describe(report, self.path, self.op, tensors))
@@ -285,6 +282,16 @@ HINTS = {
                     "grid, i += (int64_t)gridDim.x * blockDim.x, so that no two threads meet",
 }
 
+# Where an op's kernels go wrong differently: a matmul thread owns a (row, col) of C, not a
+# grid-stride index, so a past-the-end or doubled write means an unguarded store of an edge tile.
+OP_HINTS = {
+    ("matmul", "double_write"): "each element of C needs exactly one thread: guard the store with "
+                                "`if (row < m && col < n)`; without it a thread whose column is past n writes "
+                                "c[row * n + col], an element of the next row that another thread owns",
+    ("matmul", "past_end"): "guard the store of C with `if (row < m && col < n)`: the tiles at the bottom and "
+                            "right edges have threads past M and N (and the loads: 0 past M, N or K)",
+}
+
 
 def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> str:
     """The runtime's report in words: each fault's kind, block, thread and line, then hints."""
@@ -315,14 +322,14 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             more = counts.get((r["buf"], r["rw"], None), 1)
             out_lines.append(f"{title}: {who} {verb} {name}[{index}] at CUDA_SOURCE {line}, {side} ({name} has "
                              f"{n} element{'s' * (n != 1)}){f'; {more} such accesses in all' if more > 1 else ''}.")
-            hints.append(JUDGE_HINTS["past_end"]["cuda"])
+            hints.append(OP_HINTS.get((op, "past_end"), JUDGE_HINTS["past_end"]["cuda"]))
         elif kind == "double_write":
             b = int(r["buf"])
             more = counts.get((None, None, "1"), 1)
             out_lines.append(f"{title}: {who} writes {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which thread "
                              f"{_triple(r['other_thread'])} of block {_triple(r['other_block'])} wrote too: on a GPU "
                              f"either write may land last{f' ({more} such writes in all)' if more > 1 else ''}.")
-            hints.append(HINTS[kind])
+            hints.append(OP_HINTS.get((op, kind), HINTS[kind]))
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"
             b = int(r.get("near", 0))

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from ..assertions import assert_matches_torch
-from ..tolerances import ATOL_PER_TERM, TOLERANCES
-from .cases import DTYPES, SHAPES, SPECIAL, draw, output_shape, reference, special_inputs
+from ..tolerances import ATOL_PER_TERM, TOLERANCES, matmul_atol_per_term
+from .cases import SHAPES, dtypes, SPECIAL, draw, output_shape, reference, special_inputs
 from .kernels import guarded, guarded_input, unguard
 
 
@@ -42,11 +42,13 @@ class Case:
         return [guarded_input(t, device) for t in self.inputs]
 
 
-def lab_cases(op: str, device: str, seed: int | None = None) -> list[Case]:
-    """Every lab input for ``op`` on ``device``'s dtypes; fresh random values unless seeded."""
+def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda") -> list[Case]:
+    """Every lab input for ``op`` on ``device``'s dtypes (for kernels in ``lang``); fresh random
+    values unless seeded."""
     gen = torch.Generator().manual_seed(torch.seed() if seed is None else seed)
-    cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in DTYPES[device] for shape in SHAPES[op]]
-    for dtype in DTYPES[device]:
+    kinds = dtypes(op, device, lang)
+    cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in kinds for shape in SHAPES[op]]
+    for dtype in kinds:
         special = special_inputs(op, dtype, gen)
         if special:
             cases.append(Case(dtype, tuple(special[0].shape), special))
@@ -85,6 +87,24 @@ HINTS = {
                              "running sum by exp(m_old - m_new) whenever the max grows",
                  "cuda": "divide by the sum of exp(x - max) over the row; when two partial (max, sum) pairs merge, "
                          "or the running max grows, rescale the running sum by exp(m_old - m_new)"},
+    "matmul_precision": {"tilelang": "the float32 input of this shape passed: T.gemm accumulates in its third "
+                                     "argument's dtype: allocate it T.alloc_fragment((BM, BN), \"float32\") and "
+                                     "round to the output dtype once, in the final T.copy",
+                         "cuda": "the float32 input of this shape passed: keep the running sum in a float "
+                                 "(static_cast<float> each product's factors) and round to T once, at the store"},
+    "matmul_tail": {"tilelang": "only {which} past {first} are wrong: the tile at the edge is partial. T.copy "
+                                "guards its tiles; stores or loads you index yourself need `if i < M` / `if j < N`",
+                    "cuda": "only {which} past {first} are wrong: the tile at the edge is partial. Guard the loads "
+                            "(load 0 for a row >= M, a column >= N or a k >= K) and the store (`if (row < m && "
+                            "col < n)`)"},
+    "matmul_k": {"tilelang": "inputs with K up to {ok} passed: the K loop loses (or double-counts) the last K "
+                             "tile: loop over T.ceildiv(K, BK) tiles; T.copy zero-fills a tile past K",
+                 "cuda": "inputs with K up to {ok} passed: the K loop loses the last, partial K tile, or adds "
+                         "garbage past K: loop over (k + TILE - 1) / TILE tiles and load 0 where k >= K"},
+    "matmul_k_zero": {"tilelang": "K = 0: C = A @ B is all zeros; clear the accumulator (T.clear) and store it "
+                                  "even when the K loop runs no iteration",
+                      "cuda": "K = 0: C = A @ B is all zeros; the store must run even when the K loop runs no "
+                              "iteration (and nothing may return early)"},
     "long_rows": {"tilelang": "rows up to {ok} long passed: the part of the row beyond one tile (or one thread's "
                               "share) is lost or counted twice",
                   "cuda": "rows up to {ok} long passed: the partial results of some threads are lost: every warp's "
@@ -133,6 +153,9 @@ def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed
 
 def _extra_atol(op: str, case: Case):
     """Sums carry float32 accumulation error that grows with the terms added (tolerances.py)."""
+    if op == "matmul":
+        a, b = (t.double().abs() for t in case.inputs)
+        return matmul_atol_per_term(case.shape[2]) * (a @ b)
     return ATOL_PER_TERM * case.inputs[0].double().abs().sum(-1) if op == "reduce_sum" else 0.0
 
 
@@ -177,7 +200,9 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     first_bad = int(flat.nonzero()[0])
     same_shape_f32 = any(p.shape == case.shape and p.dtype == torch.float32 for p in passed)
     shift = _shift(g.flatten(), w.flatten(), bound.flatten())
-    if case.dtype != torch.float32 and same_shape_f32 and op in ("reduce_sum", "softmax"):
+    if op == "matmul":
+        lines += _matmul_hints(wrong, case, hint, list(passed), same_shape_f32)
+    elif case.dtype != torch.float32 and same_shape_f32 and op in ("reduce_sum", "softmax"):
         lines.append("Hint: " + hint["low_precision"] + ".")
     elif shift:
         lines.append("Hint: " + hint["shifted"].format(k=shift) + ".")
@@ -202,6 +227,29 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     if passed:
         lines.append("Smaller inputs passed: " + ", ".join(str(p) for p in passed[-4:]) + ".")
     return "\n".join(lines), wrong
+
+
+def _matmul_hints(wrong: torch.Tensor, case: Case, hint: dict, passed: list[Case], same_shape_f32: bool) -> list[str]:
+    """Where a wrong C lies says which part of a tiled matmul is wrong: its K loop, the tiles at
+    its right or bottom edge, or its accumulator's precision."""
+    m, n, k = case.shape
+    if k == 0:
+        return ["Hint: " + hint["matmul_k_zero"] + "."]
+    if case.dtype != torch.float32 and same_shape_f32:
+        return ["Hint: " + hint["matmul_precision"] + "."]
+    rows, cols = wrong.any(1).nonzero().flatten(), wrong.any(0).nonzero().flatten()
+    first_row, first_col = int(rows[0]), int(cols[0])
+    lines = []
+    if first_row > 0 and bool(wrong[first_row:].all()) and int(wrong.sum()) == (m - first_row) * n:
+        lines.append("Hint: " + hint["matmul_tail"].format(which="the rows", first=f"row {first_row}") + ".")
+    elif first_col > 0 and bool(wrong[:, first_col:].all()) and int(wrong.sum()) == (n - first_col) * m:
+        lines.append("Hint: " + hint["matmul_tail"].format(which="the columns", first=f"column {first_col}") + ".")
+    elif int(wrong.sum()) >= 0.9 * wrong.numel():  # a lost K tile can leave a few sums right by chance
+        longest = max((p.shape[2] for p in passed if p.shape[2] > 1), default=0)
+        every = "Every element is wrong" if bool(wrong.all()) else "Nearly every element is wrong"
+        lines.append(f"{every}. Hint: " + (hint["matmul_k"].format(ok=longest) if 1 < longest < k
+                                           else hint["every"]) + ".")
+    return lines
 
 
 def _row_sums(g: torch.Tensor, w: torch.Tensor, hint: str) -> list[str]:

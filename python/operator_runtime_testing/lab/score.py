@@ -38,7 +38,8 @@ class Job:
 
 
 def dtype_names(device: str) -> list[str]:
-    """TileLang's names of the dtypes a check draws on ``device`` (what export.py saves per)."""
+    """TileLang's names of the dtypes a check draws on ``device`` (what export.py saves per; a
+    superset for an op with fewer TileLang dtypes there, cases.DTYPE_EXCEPTIONS)."""
     return [TL_DTYPES[d] for d in DTYPES[device]]
 
 
@@ -56,7 +57,7 @@ def plan(specs: list[CheckSpec], executed: Executed, device: str) -> tuple[dict[
             failed[spec.id] = _text(files["error.txt"])  # export.py's words, as the notebook's check says them
             continue
         if spec.kind == "tilelang":
-            jobs[spec.id] = Job(spec, "tilelang", files, lab_cases(spec.op, device))
+            jobs[spec.id] = Job(spec, "tilelang", files, lab_cases(spec.op, device, lang="tilelang"))
         elif "source.cu" not in files:
             failed[spec.id] = f"`{spec.answer}` was not saved for grading"
         elif device == "cuda":

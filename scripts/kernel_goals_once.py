@@ -3,9 +3,10 @@
 
     ncu -k regex:'softmax_staged|softmax_row_grid' -c 2 python3 scripts/kernel_goals_once.py
 
-softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (RowGrid), reduce_sum 4096x32768
-f32 (a block per row), vector_add 2^28 f32 (tiles). Inputs are made first, so the only
-runtime launches are these four (plus RowGrid's counter memset).
+softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (whatever the strategy table picks:
+RowGrid only with OPRT_SOFTMAX_STRATEGY=rowgrid), reduce_sum 4096x32768 f32 (a block per row),
+vector_add 2^28 f32 (tiles), matmul 4096^3 f16 (tensor cores). Inputs are made first, so the
+only runtime launches are these five (plus RowGrid's counter memset when it is chosen).
 """
 
 import torch
@@ -16,12 +17,14 @@ x16 = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
 x_long = torch.randn(256, 1 << 20, device="cuda")
 x_sum = torch.randn(4096, 32768, device="cuda")
 a, b = torch.randn(1 << 28, device="cuda"), torch.randn(1 << 28, device="cuda")
+ma, mb = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 torch.cuda.synchronize()
 calls = [
     lambda: ort.softmax(x16, -1, backend="nvidia"),
     lambda: ort.softmax(x_long, -1, backend="nvidia"),
     lambda: ort.reduce_sum(x_sum, -1, backend="nvidia"),
     lambda: ort.vector_add(a, b, backend="nvidia"),
+    lambda: ort.matmul(ma, mb, backend="nvidia"),
 ]
 for call in calls:
     call()

@@ -7,6 +7,7 @@ test can exercise the code without building the site.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from .performance import read_results
@@ -60,3 +61,22 @@ def describe(doc: dict) -> str:
 
 def load(path: Path) -> dict:
     return read_results(path)
+
+
+def ncu_metrics(path: Path, metrics: tuple[str, ...]) -> dict[str, dict[str, str]]:
+    """From an ncu text report (``ncu --section ...`` output, as committed under data/ncu/):
+    kernel name -> {metric: "value unit"} for the metrics asked for. A kernel is named by its
+    function (``softmax_staged<__half>``), without its parameter list."""
+    kernels: dict[str, dict[str, str]] = {}
+    current = None
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("  ") and not line.startswith("   ") and "Context" in line:
+            head = line.strip().removeprefix("void ").split("(")[0]  # "<unnamed>::softmax_staged<__half>"
+            current = kernels.setdefault(re.sub(r"^(<unnamed>::|\w+::)+", "", head).strip(), {})
+        elif current is not None:
+            for metric in metrics:
+                if line.strip().startswith(metric + " "):
+                    parts = line.split()
+                    unit = parts[-2] if len(parts) >= len(metric.split()) + 2 else ""
+                    current[metric] = f"{parts[-1]} {unit if unit not in metric.split() else ''}".strip()
+    return kernels

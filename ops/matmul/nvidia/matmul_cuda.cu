@@ -118,7 +118,6 @@ struct TileLoader {
   static constexpr int per_row = S::inner / 8;  // 16-byte chunks per shared row
   static constexpr int chunks = S::outer * per_row / THREADS;
   static_assert(S::outer * per_row % THREADS == 0, "whole chunks per thread");
-  const T* base;            // the operand (this batch); any valid address for empty chunks
   const T* src[chunks];     // each chunk's first element at K = 0
   int mn_valid[chunks];     // elements of the chunk inside the tensor along M / N: 0..8
   int64_t k_step;           // elements between a chunk's sources in consecutive K tiles
@@ -127,7 +126,7 @@ struct TileLoader {
   __device__ __forceinline__ static int row(int c) { return (threadIdx.x + c * THREADS) / per_row; }
   __device__ __forceinline__ static int col(int c) { return (threadIdx.x + c * THREADS) % per_row * 8; }
 
-  __device__ __forceinline__ TileLoader(const T* g, int64_t ld, int64_t mn0, int64_t mn_size) : base(g) {
+  __device__ __forceinline__ TileLoader(const T* g, int64_t ld, int64_t mn0, int64_t mn_size) {
     k_step = K_INNER ? BK : BK * ld;
 #pragma unroll
     for (int c = 0; c < chunks; ++c) {
@@ -151,8 +150,18 @@ struct TileLoader {
       int valid = 0;
       if (k < k_size) valid = K_INNER ? (k_size - k < mn_valid[c] ? static_cast<int>(k_size - k) : mn_valid[c])
                                       : mn_valid[c];
-      cp_async_16(tile + row(c) * S::stride + col(c), valid ? src[c] + kt * k_step : base,
-                  valid * static_cast<int>(sizeof(T)));
+      T* dst = tile + row(c) * S::stride + col(c);
+      if (valid == 8) {
+        cp_async_16(dst, src[c] + kt * k_step, 16);
+      } else {
+        // An edge chunk: only `valid` elements lie inside the tensor. cp.async's zero-fill form
+        // (src-size < 16) would be correct on the hardware, but it names a 16-byte source that
+        // may run past the allocation, and compute-sanitizer reports it as such: copy the valid
+        // elements with plain loads instead (edges are a sliver of the work).
+        const T* from = src[c] + kt * k_step;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) dst[e] = e < valid ? from[e] : T(0.0f);
+      }
     }
   }
 };

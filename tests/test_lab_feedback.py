@@ -146,3 +146,49 @@ def test_matmul_feedback_names_the_part_of_the_tiled_kernel_that_is_wrong():
     first_tiles = (a[:, :992].double() @ b[:992].double()).float()  # the last, partial K tile lost
     text = _fails("matmul", long_k, first_tiles, passed=[_case("matmul", (100, 37, 129))])
     assert "every element is wrong" in text.lower() and "inputs with K up to 129 passed" in text
+
+
+def _f16_case(shape):
+    return next(c for c in lab_cases("matmul", "cpu") if c.shape == shape and c.dtype == torch.float16)
+
+
+def test_a_16_bit_accumulator_is_named_without_a_float32_twin():
+    """T.gemm on a GPU takes 16-bit inputs only, so "the float32 input passed" cannot be the clue
+    there: errors small next to the sum's spread, on the longer K only, still name the accumulator;
+    a lost K tile (errors of whole terms) does not."""
+    long_k, short_k = _f16_case((19, 23, 1000)), _f16_case((33, 65, 17))
+    a, b = long_k.inputs
+    acc = torch.zeros(19, 23, dtype=torch.float16)
+    for kk in range(1000):  # what a float16 accumulator does: round after every term
+        acc = (acc.float() + a[:, kk:kk + 1].float() * b[kk:kk + 1].float()).half()
+    text = _fails("matmul", long_k, acc, passed=[short_k])
+    assert "only the longer K fails (K up to 17 passed in float16)" in text
+    assert "T.gemm accumulates in its third argument's dtype" in text
+    lost_tile = (a[:, :992].double() @ b[:992].double()).half()
+    assert "accumulates" not in _fails("matmul", long_k, lost_tile, passed=[short_k])
+    assert "accumulates" not in _fails("matmul", long_k, acc)  # nothing shorter passed: no evidence
+
+
+def test_tilelang_on_a_gpu_skips_only_the_empty_operands_it_cannot_describe():
+    gpu = {c.shape for c in lab_cases("matmul", "cuda", lang="tilelang")}
+    assert (5, 6, 0) not in gpu and (0, 8, 5) not in gpu and (19, 23, 1000) in gpu
+    assert {c.shape for c in lab_cases("matmul", "cuda")} >= {(5, 6, 0), (0, 8, 5)}  # CUDA keeps them
+    assert (5, 6, 0) in {c.shape for c in lab_cases("matmul", "cpu", lang="tilelang")}  # the C target too
+
+
+def test_a_gpu_failure_is_explained_by_the_cpu_path_when_it_finds_a_fault():
+    """On a GPU a race shows only as wrong numbers; check_cuda then runs the same source on the CPU
+    execution path, whose checker names the race (this is that second half, on any machine)."""
+    import shutil
+    from operator_runtime_testing.lab import checks
+    if shutil.which("g++") is None or shutil.which("nvcc") is None:
+        pytest.skip("the CPU execution path needs g++ and nvcc")
+    from pathlib import Path
+    racy = {}  # the catalogue's matmul without __syncthreads (tests/labs/mistakes)
+    exec((Path(__file__).parent / "labs" / "mistakes" / "cuda_matmul_no_syncthreads.py").read_text(), racy)
+    found = checks._fault_on_cpu_path("matmul", racy["CUDA_SOURCE"], False)
+    assert found is not None and "data race on shared memory" in found and "__syncthreads" in found
+    fixed = racy["CUDA_SOURCE"].replace("    for (int kk = 0;", "    __syncthreads();\n    for (int kk = 0;")
+    fixed = fixed.replace("    }\n  }\n  for (int i", "    }\n    __syncthreads();\n  }\n  for (int i")
+    assert fixed.count("__syncthreads") == 2
+    assert checks._fault_on_cpu_path("matmul", fixed, False) is None  # a right kernel: nothing to add

@@ -117,19 +117,51 @@ def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: 
         _show_details("nvcc's full output", e.full)
         raise AssertionError(str(e)) from None
     if torch.cuda.is_available():
-        _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda", "cuda")
-    else:
-        passed = []
-        for case in lab_cases(op, "cuda"):  # the GPU's dtypes (bfloat16 too): the CPU build has them all
-            buffer, out = case.output(op, "cpu")
-            kernel.run(case.inputs_on("cpu"), out, f"{op} (CUDA) is wrong for shape {case}")
-            try:
-                judge(op, "CUDA", case, buffer, "cuda", passed)
-            except Wrong as e:
-                picture.show(e.mask, f"{op} (CUDA), shape {case}: wrong elements in red")
+        try:
+            _compare(op, "CUDA", lambda inputs, out: kernel(*inputs, out=out), "cuda", "cuda")
+        except AssertionError as on_gpu:
+            found = _fault_on_cpu_path(op, source, own_launch)
+            if found is None:
                 raise
-            passed.append(case)
+            raise AssertionError(f"{found}\n(On the GPU: {str(on_gpu).splitlines()[0]})") from None
+    else:
+        _compare_on_cpu_path(op, kernel, picture)
     print(f"{op} (CUDA): passed")
+
+
+def _compare_on_cpu_path(op: str, kernel, picture=None) -> None:
+    """The CPU execution path's check: every lab input, the GPU's dtypes (bfloat16 too: the CPU
+    build has them all); a fault its checker finds (out of bounds, a race, ...) raises from run."""
+    passed = []
+    for case in lab_cases(op, "cuda"):
+        buffer, out = case.output(op, "cpu")
+        kernel.run(case.inputs_on("cpu"), out, f"{op} (CUDA) is wrong for shape {case}")
+        try:
+            judge(op, "CUDA", case, buffer, "cuda", passed)
+        except Wrong as e:
+            if picture is not None:
+                picture.show(e.mask, f"{op} (CUDA), shape {case}: wrong elements in red")
+            raise
+        passed.append(case)
+
+
+def _fault_on_cpu_path(op: str, source: str, own_launch: bool) -> str | None:
+    """Why a kernel failed on the GPU, when the CPU execution path can say: a GPU shows a race or
+    a stray write only as wrong numbers (and a hint guessed from them), while the CPU path watches
+    every access. The checker's finding, or None (no compiler here, or no fault found there)."""
+    from . import cuda_cpu
+
+    try:
+        kernel = cuda_cpu.build(op, source, own_launch)
+    except (AssertionError, cuda_build.NoCompiler, cuda_build.CompileError):
+        return None  # no CPU build here: the GPU's message stands alone
+    try:
+        _compare_on_cpu_path(op, kernel)
+    except Wrong:
+        return None  # wrong numbers there too: the GPU's message already says which
+    except AssertionError as e:  # from kernel.run: the checker found a fault
+        return str(e)
+    return None
 
 
 def check_performance(op: str, source: str, fraction: float) -> None:

@@ -5,12 +5,15 @@
 # host times, and an ncu report of one launch of each goal kernel. Benchmarks are not here (they
 # must run alone: scripts/gpu_check.sh STEPS=bench). From the project root:
 #   run(command="OUT=$OUT bash scripts/gpu_verify_round.sh", carry=[".gpu"])
+# STEPS="build labs memcheck" runs a subset; LIMIT (s) bounds each parallel suite.
 set -uo pipefail
 source .gpu/env.sh
 export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
 OUT=${OUT:-_build/gpu-verify}; mkdir -p "$OUT"
 cap() { local name=$1 limit=$2; shift 2; local t0=$SECONDS
-  timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  case " ${STEPS:-all} " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
+  # SIGINT first: pytest stopped that way still prints its summary of the failures so far
+  timeout -s INT --kill-after=20 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
   echo "$name rc=$rc $((SECONDS - t0))s :: $(tail -n 1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"; }
 PY="python3 -m pytest -q -p no:cacheprovider -rfE"
 SAN="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --error-exitcode 99 --print-limit 20"

@@ -4,8 +4,9 @@
     ncu -k regex:'softmax_staged|softmax_row_grid' -c 2 python3 scripts/kernel_goals_once.py
 
 softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (RowGrid), reduce_sum 4096x32768
-f32 (a block per row), vector_add 2^28 f32 (tiles). Inputs are made first, so the only
-runtime launches are these four (plus RowGrid's counter memset).
+f32 (a block per row), vector_add 2^28 f32 (tiles), softmax 131072x256 f32 and reduce_sum
+262144x128 f32 (ShortRows). Inputs are made first, so the only runtime launches are these
+six (plus RowGrid's counter memset).
 """
 
 import torch
@@ -16,12 +17,15 @@ x16 = torch.randn(8192, 8192, device="cuda", dtype=torch.float16)
 x_long = torch.randn(256, 1 << 20, device="cuda")
 x_sum = torch.randn(4096, 32768, device="cuda")
 a, b = torch.randn(1 << 28, device="cuda"), torch.randn(1 << 28, device="cuda")
+x_short, x_short_sum = torch.randn(131072, 256, device="cuda"), torch.randn(262144, 128, device="cuda")
 torch.cuda.synchronize()
 calls = [
     lambda: ort.softmax(x16, -1, backend="nvidia"),
     lambda: ort.softmax(x_long, -1, backend="nvidia"),
     lambda: ort.reduce_sum(x_sum, -1, backend="nvidia"),
     lambda: ort.vector_add(a, b, backend="nvidia"),
+    lambda: ort.softmax(x_short, -1, backend="nvidia"),  # ShortRows
+    lambda: ort.reduce_sum(x_short_sum, -1, backend="nvidia"),  # ShortRows
 ]
 for call in calls:
     call()

@@ -51,6 +51,11 @@ struct RowPlan {
   int64_t out_outer_strides[OPRT_MAX_RANK];
 
   OPRT_HD void row_offsets(int64_t row, int64_t& in_off, int64_t& out_off) const {
+    if (outer_rank == 1) {  // row < outer_shape[0]: no division (64-bit % and / cost
+      in_off = row * in_outer_strides[0];  // more than a short row's whole sum on a GPU)
+      out_off = row * out_outer_strides[0];
+      return;
+    }
     in_off = 0;
     out_off = 0;
     for (int d = outer_rank - 1; d >= 0; --d) {

@@ -53,16 +53,16 @@ step racecheck 90 sanitize racecheck
 step initcheck 90 sanitize initcheck
 # New strategies (auto) with torch.compile as the peer; the old ones beside them (eager torch
 # is timed again in each run; torch.compile once is enough).
-SOFTMAX_SHAPES="8192x8192/f16,8192x8192/bf16,8192x8192/f32,256x1048576/f32"
+SOFTMAX_SHAPES="8192x8192/f16,8192x8192/bf16,8192x8192/f32,256x1048576/f32,131072x256/f32"
 step bench-softmax-auto 150 bench softmax "$SOFTMAX_SHAPES" OPRT_SOFTMAX_STRATEGY=auto
 step bench-softmax-old 60 bench softmax "$SOFTMAX_SHAPES" OPRT_SOFTMAX_STRATEGY=old --no-torch-compile
 step bench-softmax-staged 40 bench softmax "8192x8192/f32" OPRT_SOFTMAX_STRATEGY=staged --no-torch-compile
-step bench-reduce_sum-auto 60 bench reduce_sum "4096x32768/f32" OPRT_REDUCE_SUM_STRATEGY=auto
-step bench-reduce_sum-old 40 bench reduce_sum "4096x32768/f32" OPRT_REDUCE_SUM_STRATEGY=old --no-torch-compile
+step bench-reduce_sum-auto 60 bench reduce_sum "4096x32768/f32,262144x128/f32" OPRT_REDUCE_SUM_STRATEGY=auto
+step bench-reduce_sum-old 40 bench reduce_sum "4096x32768/f32,262144x128/f32" OPRT_REDUCE_SUM_STRATEGY=old --no-torch-compile
 step bench-vector_add-auto 60 bench vector_add "268435456/f32" OPRT_VECTOR_ADD_STRATEGY=auto
 step bench-vector_add-old 40 bench vector_add "268435456/f32" OPRT_VECTOR_ADD_STRATEGY=old --no-torch-compile
 step ncu 120 ncu --section SpeedOfLight --section Occupancy \
-  -k regex:'softmax_staged|softmax_row_grid|sum_block_per_piece|zip_tiles_kernel' -c 4 \
+  -k regex:'softmax_staged|softmax_row_grid|softmax_row_groups|sum_row_groups|sum_block_per_piece|zip_tiles_kernel' -c 6 \
   python3 scripts/kernel_goals_once.py
 
 echo "=== benchmark rows (ours ms, torch ms, torch.compile ms, ratio to the best torch)"

@@ -5,8 +5,9 @@
 
 softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (whatever the strategy table picks:
 RowGrid only with OPRT_SOFTMAX_STRATEGY=rowgrid), reduce_sum 4096x32768 f32 (a block per row),
-vector_add 2^28 f32 (tiles), matmul 4096^3 f16 (tensor cores). Inputs are made first, so the
-only runtime launches are these five (plus RowGrid's counter memset when it is chosen).
+vector_add 2^28 f32 (tiles), matmul 4096^3 f16 (tensor cores), softmax 131072x256 f32 and
+reduce_sum 262144x128 f32 (ShortRows). Inputs are made first, so the only runtime launches are
+these seven (plus RowGrid's counter memset when it is chosen).
 """
 
 import torch
@@ -18,6 +19,7 @@ x_long = torch.randn(256, 1 << 20, device="cuda")
 x_sum = torch.randn(4096, 32768, device="cuda")
 a, b = torch.randn(1 << 28, device="cuda"), torch.randn(1 << 28, device="cuda")
 ma, mb = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
+x_short, x_short_sum = torch.randn(131072, 256, device="cuda"), torch.randn(262144, 128, device="cuda")
 torch.cuda.synchronize()
 calls = [
     lambda: ort.softmax(x16, -1, backend="nvidia"),
@@ -25,6 +27,8 @@ calls = [
     lambda: ort.reduce_sum(x_sum, -1, backend="nvidia"),
     lambda: ort.vector_add(a, b, backend="nvidia"),
     lambda: ort.matmul(ma, mb, backend="nvidia"),
+    lambda: ort.softmax(x_short, -1, backend="nvidia"),  # ShortRows
+    lambda: ort.reduce_sum(x_short_sum, -1, backend="nvidia"),  # ShortRows
 ]
 for call in calls:
     call()

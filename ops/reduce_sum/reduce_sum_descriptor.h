@@ -16,6 +16,9 @@ struct ReduceSumDescriptor : Descriptor {
   // A backend's own choice made at create and kept for execute (0: its default). The
   // nvidia backend records its strategy override here (see its reduce_sum kernels).
   int backend_variant = 0;
+  // The backend's launch parameters chosen at create (the nvidia backend: its
+  // OPRT_*_CONFIG override, parsed once there), kept for execute; zeros: its defaults.
+  int backend_params[6] = {};
 };
 
 // Scratch the backend wants for this plan (bytes); each backend library defines it, and

@@ -3,7 +3,9 @@
     make_tensor(TensorSpec((33, 65), layout="transposed"), torch.float16, "cpu", gen)
 
 Values are never all zeros (a kernel that writes nothing must fail), and layouts cover
-what real callers pass: contiguous, transposed, strided with a storage offset, expanded.
+what real callers pass: contiguous, transposed, strided with a storage offset, expanded,
+and contiguous from storage offset 1 (no row starts 16-byte aligned where rows hold a
+multiple of the vector width: kernels must not assume aligned 16-byte loads).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-LAYOUTS = ("contiguous", "transposed", "strided", "expanded")
+LAYOUTS = ("contiguous", "transposed", "strided", "expanded", "offset")
 VALUES = ("normal", "large", "extreme", "all_neg_inf")
 
 
@@ -60,4 +62,9 @@ def make_tensor(spec: TensorSpec, dtype: torch.dtype, device, gen: torch.Generat
         return stored(shape[::-1]).permute(*reversed(range(len(shape))))
     if spec.layout == "strided":  # every other element of the last dim, from storage offset 1
         return stored(shape[:-1] + (2 * shape[-1] + 1,))[..., 1::2]
+    if spec.layout == "offset":  # contiguous, one element past the storage's (aligned) start
+        numel = 1
+        for n in shape:
+            numel *= n
+        return stored((numel + 1,))[1:].view(shape)
     return stored(spec.expand_from).expand(shape)  # repeated along size-1 dims, stride 0

@@ -43,6 +43,13 @@ def correctness_cases():
         Case("block-per-row", (T((5, 20_000)),), {"dim": -1}),
         Case("long-column", (T((5003, 3)),), {"dim": 0}),
         Case("many-rows", (T((4099, 5)),), {"dim": 1}),
+        # short rows (nvidia: 1..32 lanes per row, several rows per warp): rows of one, widths
+        # that are and are not multiples of the 16-byte vector, rows not 16-byte aligned
+        Case("short-rows-of-one", (T((301, 1)),), {"dim": -1}),
+        Case("short-rows-128", (T((1031, 128)),), {"dim": -1}),
+        Case("short-rows-unaligned", (T((257, 128), layout="offset"),), {"dim": -1}),
+        Case("short-rows-odd", (T((129, 1021)),), {"dim": -1}),
+        Case("short-rows-1024", (T((65, 1024)),), {"dim": -1}),
         Case("extreme-values", (T((6, 37), values="extreme"),), {"dim": 1}),
         Case("columns-extreme-values", (T((37, 6), values="extreme"),), {"dim": 0}),
         Case("transposed-4d-keepdim", (T((3, 4, 5, 6), layout="transposed"),), {"dim": 2, "keepdim": True}),
@@ -60,5 +67,8 @@ def api_error_cases():
 
 
 def benchmark_cases():
-    rows = [BenchCase(s, attrs={"dim": -1}) for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576))]
+    # (262144, 128): many short rows (a group of lanes per row), 128 MiB of f32
+    rows = [BenchCase(s, attrs={"dim": -1})
+            for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576), (262144, 128))]
+    rows += [BenchCase((262144, 128), dtype=torch.bfloat16, attrs={"dim": -1})]
     return rows + [BenchCase((8192, 8192), attrs={"dim": 0})]

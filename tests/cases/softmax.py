@@ -48,6 +48,16 @@ def correctness_cases():
         Case("row-pieces-extreme", (T((3, 40_000), values="extreme"),), {"dim": -1}),
         Case("row-pieces-all-neg-inf", (T((2, 40_000), values="all_neg_inf"),), {"dim": -1}),
         Case("many-rows", (T((4099, 5)),), {"dim": 1}),
+        # short rows (nvidia: 1..32 lanes per row, several rows per warp): rows of one, widths
+        # that are and are not multiples of the 16-byte vector, rows not 16-byte aligned, more
+        # rows than a block's groups, and the longest short row (odd: not-multiple-of-8)
+        Case("short-rows-of-one", (T((301, 1)),), {"dim": -1}),
+        Case("short-rows-128", (T((1031, 128)),), {"dim": -1}),
+        Case("short-rows-256-extreme", (T((67, 256), values="extreme"),), {"dim": -1}),
+        Case("short-rows-unaligned", (T((257, 256), layout="offset"),), {"dim": -1}),
+        Case("short-rows-1024", (T((65, 1024)),), {"dim": -1}),
+        Case("short-rows-all-neg-inf", (T((9, 64), values="all_neg_inf"),), {"dim": -1}),
+        Case("staged-rows-unaligned", (T((33, 2048), layout="offset"),), {"dim": -1}),
         Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
         Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),
         Case("all-neg-inf", (T((3, 9), values="all_neg_inf"),), {"dim": -1}),
@@ -67,5 +77,9 @@ def api_error_cases():
 
 
 def benchmark_cases():
-    f32 = [BenchCase(s, attrs={"dim": -1}) for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576))]
-    return f32 + [BenchCase((8192, 8192), dtype=d, attrs={"dim": -1}) for d in (torch.float16, torch.bfloat16)]
+    # (131072, 256): many short rows (a group of lanes per row), 128 MiB of f32 traffic
+    f32 = [BenchCase(s, attrs={"dim": -1})
+           for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576), (131072, 256))]
+    halves = [BenchCase(s, dtype=d, attrs={"dim": -1}) for s in ((8192, 8192), (131072, 256))
+              for d in (torch.float16, torch.bfloat16)]
+    return f32 + halves

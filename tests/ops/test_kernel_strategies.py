@@ -16,7 +16,18 @@ from operator_runtime_testing.tensors import make_tensor
 
 MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid")),
          "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",))}
-PARAMS = [(op, mode) for op, (_, modes) in MODES.items() for mode in modes]
+# The launch-shape overrides (OPRT_*_CONFIG): every kernel shape the sweep
+# (scripts/softmax_sweep.py) may try must give torch's results on every case. softmax's
+# threads/vals/rows/stages shape the 16-bit rows of 1025 to threads * vals elements (the
+# cases row-1500 .. staged-tail); lanes, the short rows (up to 1024).
+CONFIGS = {"softmax": ("OPRT_SOFTMAX_CONFIG", (
+               "threads=512,vals=16", "threads=256,vals=32,stages=3", "threads=64,vals=64,rows=4,stages=2",
+               "threads=32,vals=64,rows=4", "threads=1024,vals=8", "lanes=1", "lanes=4")),
+           "reduce_sum": ("OPRT_REDUCE_SUM_CONFIG", ("lanes=1", "lanes=32"))}
+SETTINGS = {**{op: variable for op, (variable, _) in MODES.items()},
+            **{f"{op}-config": variable for op, (variable, _) in CONFIGS.items()}}
+PARAMS = [(op, variable, value) for table in (MODES, CONFIGS) for op, (variable, values) in table.items()
+          for value in values]
 
 
 @pytest.fixture(autouse=True)
@@ -25,9 +36,13 @@ def nvidia_only(backend):
         pytest.skip("the overrides choose among the nvidia backend's kernels")
 
 
-@pytest.mark.parametrize("op,mode", PARAMS, ids=[f"{op}-{mode}" for op, mode in PARAMS])
-def test_every_case_under_the_override(op, mode, backend, device, gen, monkeypatch):
-    variable = MODES[op][0]
+def _id(op: str, variable: str, value: str) -> str:  # pytest -k cannot name '=' or ','
+    kind = "-config-" if variable.endswith("_CONFIG") else "-"
+    return op + kind + value.replace("=", "").replace(",", "-")
+
+
+@pytest.mark.parametrize("op,variable,mode", PARAMS, ids=[_id(*p) for p in PARAMS])
+def test_every_case_under_the_override(op, variable, mode, backend, device, gen, monkeypatch):
     monkeypatch.setenv(variable, mode)
     cases = load(op)
     prepare = getattr(ort, cases.PREPARE)
@@ -42,13 +57,36 @@ def test_every_case_under_the_override(op, mode, backend, device, gen, monkeypat
                                  what=f"{op} {case.id} {dtype} under {variable}={mode}")
 
 
-@pytest.mark.parametrize("op", sorted(MODES))
-def test_unknown_value_is_refused(op, backend, device, monkeypatch):
-    variable = MODES[op][0]
-    monkeypatch.setenv(variable, "bogus")
+def _prepare_refused(op, variable, value, match, backend, device, monkeypatch):
+    monkeypatch.setenv(variable, value)
     cases = load(op)
     x = torch.randn(4, 5, device=device)
     attrs = {"dim": -1}
     out = torch.empty(cases.reference(x, **attrs).shape, device=device)
-    with pytest.raises(Exception, match=f"{variable}=bogus"):
+    with pytest.raises(Exception, match=match):
         getattr(ort, cases.PREPARE)(out, x, **attrs, backend=backend)
+
+
+@pytest.mark.parametrize("setting", sorted(SETTINGS))
+def test_unknown_value_is_refused(setting, backend, device, monkeypatch):
+    variable = SETTINGS[setting]
+    _prepare_refused(setting.removesuffix("-config"), variable, "bogus", f"{variable}=bogus", backend, device,
+                     monkeypatch)
+
+
+BAD_CONFIGS = [  # (op, value, what the message must say)
+    ("softmax", "threads=48", "threads=48 is not an integer in \\[1, 1024\\], a power of two up to 32 or a multiple of 32"),
+    ("softmax", "vals=12", "vals=12 is not an integer in \\[8, 64\\], a power of two"),
+    ("softmax", "threads=1024,rows=2", "threads \\* rows = 2048"),
+    ("softmax", "threads=8", "threads \\* rows = 8 threads per block is not a multiple of 32"),
+    ("softmax", "stages=1", "stages=1 is not 0, 2 or 3"),
+    ("softmax", "lanes=64", "lanes=64 is not an integer in \\[1, 32\\]"),
+    ("softmax", "warps=4", "unknown key 'warps' \\(keys: threads, vals, rows, stages, lanes\\)"),
+    ("softmax", "threads=", "threads= is not an integer"),
+    ("reduce_sum", "lanes=3", "lanes=3 is not an integer in \\[1, 32\\], a power of two"),
+]
+
+
+@pytest.mark.parametrize("op,value,match", BAD_CONFIGS, ids=[_id(op, "_CONFIG", v) for op, v, _ in BAD_CONFIGS])
+def test_bad_config_is_refused_by_name(op, value, match, backend, device, monkeypatch):
+    _prepare_refused(op, CONFIGS[op][0], value, match, backend, device, monkeypatch)

@@ -2,7 +2,13 @@
 //
 // choose_strategy() below is the whole decision:
 //   contiguous rows (the innermost dim):
-//     up to 32 * 32 elements      a warp per row, the row held in registers: one read,
+//     up to 1024 elements         ShortRows: a group of 1..32 lanes per row (up to 4
+//                                 packs per lane, 8 for f32 rows past 512), the row in
+//                                 registers, several rows per warp, group shuffles only.
+//                                 131072x256 f32 took 168.6 us through WarpCached (each
+//                                 lane held 32 values, 24 of them padding) against
+//                                 67.6 us for torch on the H200
+//     up to 32 * 32 elements (old) a warp per row, the row held in registers: one read,
 //                                 one write, warp shuffles only
 //     up to 512 * 32 elements     a block per row, the row held in registers (32 values
 //                                 per thread): one read, one write. 16-bit rows of up to
@@ -13,7 +19,10 @@
 //     longer rows                 online softmax (running max and rescaled sum in one
 //                                 pass), then a second pass that writes: two reads;
 //                                 split over several blocks when rows are fewer than SMs
-//   OPRT_SOFTMAX_STRATEGY=old brings back the choice before Staged (see Mode);
+//   OPRT_SOFTMAX_CONFIG (see SoftmaxConfig) sets the launch shape of 16-bit rows past
+//     1024 elements (RowGroups: threads per row, values per thread, rows per block, staging)
+//     and the lanes per row of ShortRows, to sweep them (scripts/softmax_sweep.py);
+//   OPRT_SOFTMAX_STRATEGY=old brings back the choice before Staged and ShortRows (see Mode);
 //   OPRT_SOFTMAX_STRATEGY=rowgrid reads long 16-byte aligned rows once instead (RowGrid: a
 //     co-resident grid, rows cut into pieces of 32 KiB held in shared memory while the row's
 //     (max, sum) is combined across blocks). Not the default: on the H200, 256 x 1048576 f32
@@ -31,6 +40,7 @@
 #include "async_copy.cuh"
 #include "block_reduce.cuh"
 #include "cuda_launch.cuh"
+#include "row_groups.cuh"
 #include "softmax_descriptor.h"
 #include "vector_io.cuh"
 
@@ -38,7 +48,7 @@ using namespace oprt;
 
 namespace {
 
-enum class Strategy { WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
+enum class Strategy { ShortRows, RowGroups, WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
 
 // OPRT_SOFTMAX_STRATEGY, read when a descriptor is created (kept in backend_variant):
 //   auto    (default) Staged for 16-bit rows it fits
@@ -61,7 +71,62 @@ struct Launch {
   int64_t splits;  // SplitOnline: blocks per row; RowGrid: pieces per row
   int64_t piece_len = 0;  // RowGrid: elements per piece
   unsigned grid = 0;      // RowGrid: co-resident blocks
+  ShortShape shape{};     // ShortRows, RowGroups: threads per row (lanes), packs per thread
+  int stages = 0;         // RowGroups: rows landing in shared memory per group (0: none)
 };
+
+// OPRT_SOFTMAX_CONFIG="threads=512,vals=16,rows=1,stages=0,lanes=8", parsed once per
+// descriptor (at create) into backend_params; every key optional:
+//   threads  threads per row of RowGroups (a power of two up to 32, or a multiple of 32)
+//   vals     row values each of them holds in registers: 8, 16, 32 or 64
+//   rows     rows per block (threads * rows <= 1024)
+//   stages   0: none; 2 or 3: the group's next rows land in shared memory (cp.async)
+//            meanwhile (rows 16-byte aligned, the shared memory fitting; else 0)
+//   lanes    ShortRows' lanes per row (a power of two up to 32)
+// With threads, vals, rows or stages given, 16-bit contiguous rows of 1025 to threads * vals
+// elements take RowGroups with them (threads default 512, vals 16, rows 1, stages 0: the
+// shape of the TileLang kernel that reached 54% of the copy ceiling at 8192x8192 f16);
+// other rows keep the default choice. An invalid value fails create, naming the key.
+struct SoftmaxConfig {
+  int threads = 512, vals = 16, rows = 1, stages = 0, lanes = 0;
+  bool row_groups = false;  // threads, vals, rows or stages were given
+};
+
+// The built-in launch shape, in OPRT_SOFTMAX_CONFIG's syntax ("": the strategies above, as
+// before). Once scripts/softmax_sweep.py has found a RowGroups shape that beats Staged on the
+// H200, it goes here, with its figures.
+constexpr const char* kDefaultConfig = "";
+
+void config_from_env(int (&params)[6]) {
+  const char* text = env_or("OPRT_SOFTMAX_CONFIG", kDefaultConfig);
+  SoftmaxConfig c;
+  int threads = 0, vals = 0, rows = 0, stages = -1;
+  parse_config("OPRT_SOFTMAX_CONFIG", text,
+               {{"threads", &threads, 1, 1024, false, true}, {"vals", &vals, 8, 64, true}, {"rows", &rows, 1, 1024},
+                {"stages", &stages, 0, 3}, {"lanes", &c.lanes, 1, 32, true}});
+  if (stages == 1) fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_CONFIG=", text, ": stages=1 is not 0, 2 or 3");
+  c.row_groups = threads || vals || rows || stages >= 0;
+  if (threads) c.threads = threads;
+  if (vals) c.vals = vals;
+  if (rows) c.rows = rows;
+  if (stages >= 0) c.stages = stages;
+  if (c.threads * c.rows > 1024 || c.threads * c.rows % 32 != 0)  // whole warps: the shuffles name all 32 lanes
+    fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_CONFIG=", text, ": threads * rows = ", c.threads * c.rows,
+         " threads per block is not a multiple of 32 up to 1024");
+  params[0] = c.threads, params[1] = c.vals, params[2] = c.rows, params[3] = c.stages, params[4] = c.lanes;
+  params[5] = c.row_groups;
+}
+
+SoftmaxConfig config_of(const int (&params)[6]) {
+  SoftmaxConfig c;
+  if (params[0]) c.threads = params[0], c.vals = params[1], c.rows = params[2], c.stages = params[3];
+  c.lanes = params[4];
+  c.row_groups = params[5] != 0;
+  return c;
+}
+
+constexpr int64_t kShortRowMax = 1024;  // ShortRows for rows up to this many elements
+constexpr int kShortThreads = 256;
 
 // Row values each thread holds in registers, and the most threads per block for each
 // (65536 registers per SM). Prefetching the next row doubles the registers held: on the
@@ -120,11 +185,25 @@ int row_grid_capacity(oprt_dtype dtype, int sms) {
   return blocks * sms;
 }
 
-Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, int sms) {
+Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (&params)[6], int sms) {
   if (contiguous_rows(p)) {
-    if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
     const int bytes = dtype_bytes(dtype), pack = 16 / bytes;
+    const SoftmaxConfig cfg = config_of(params);
+    if (mode != kOld && p.row_len <= kShortRowMax) {
+      ShortShape shape = short_shape(p.row_len, pack, cfg.lanes);
+      if (shape.lanes == 0) shape = short_shape(p.row_len, pack);  // forced lanes too few for the row
+      Launch l{Strategy::ShortRows, kShortThreads, 1};
+      l.shape = shape;
+      return l;
+    }
+    if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
     const bool aligned = p.rows == 1 || rows_pack_aligned(p, pack);
+    if (mode != kOld && cfg.row_groups && bytes == 2 && p.row_len <= int64_t{cfg.threads} * cfg.vals) {
+      Launch l{Strategy::RowGroups, cfg.threads * cfg.rows, 1};
+      l.shape = {cfg.threads, cfg.vals / pack};
+      l.stages = aligned ? cfg.stages : 0;  // cp.async copies whole aligned packs
+      return l;
+    }
     const bool staged = mode == kStagedAll || ((mode == kAuto || mode == kRowGrid) && bytes == 2);
     if (staged && aligned && p.row_len * bytes <= kStagedMaxRowBytes && p.row_len <= int64_t{kCachedThreads} * kCached) {
       const int64_t threads = (p.row_len + kCached - 1) / kCached;
@@ -369,6 +448,79 @@ __global__ void __launch_bounds__(kCachedThreads, 2) softmax_staged(RowPlan p, c
   async_wait<0>();
 }
 
+// RowGroups and ShortRows: rows handled by groups of `lanes` threads (a power of two up to
+// 32, or a multiple of 32), blockDim.x / lanes rows per block at once, each thread holding
+// Packs packs of its row in registers (CachedRow, lanes = the group). Groups up to a warp
+// combine by shuffles; wider groups through shared memory with one __syncthreads per
+// reduction (max and sum alternate between two scratch arrays, so no second barrier is
+// needed before the next write). Stages > 0: each group's next Stages - 1 rows land in
+// shared memory (cp.async) while it computes this one; each thread copies exactly the
+// packs it will read, and has consumed its previous values before it refills a stage.
+// Register bound: up to 16 values per thread, blocks of up to 1024 threads (64 registers);
+// more values, up to 512 (128 registers), so the 64-value rows do not spill.
+template <class T, int Packs, int Stages>
+__global__ void __launch_bounds__(Packs * kPack<T> <= 16 ? 1024 : 512) softmax_row_groups(RowPlan p, int lanes, const T* __restrict__ x, T* __restrict__ y) {
+  constexpr int E = kPack<T>;
+  extern __shared__ __align__(16) unsigned char groups_smem[];
+  __shared__ float scratch[2][32];
+  const int groups = blockDim.x / lanes, g = threadIdx.x / lanes, lane = threadIdx.x % lanes;
+  const int warps = lanes >> 5;  // per group, when lanes >= 32
+  auto reduce = [&](auto op, float v, float* buf) {
+    using Op = decltype(op);
+    if (lanes <= 32) return group_reduce<Op>(v, lanes);
+    v = warp_reduce<Op>(v);
+    if ((threadIdx.x & 31) == 0) buf[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = Op::identity();
+    for (int w = 0; w < warps; ++w) r = Op::apply(r, buf[g * warps + w]);
+    return r;
+  };
+  const int64_t step = static_cast<int64_t>(gridDim.x) * groups;
+  const int64_t stage_len = p.row_len / E * E;  // the whole packs of a row
+  T* const stages = reinterpret_cast<T*>(groups_smem) + static_cast<int64_t>(g) * Stages * stage_len;
+  auto issue = [&](int64_t row, int stage) {  // copies row's packs of this thread; one commit group
+    if constexpr (Stages > 0) {
+      if (row < p.rows) {
+        int64_t in_off, out_off;
+        p.row_offsets(row, in_off, out_off);
+#pragma unroll
+        for (int k = 0; k < Packs; ++k) {
+          const int64_t base = (static_cast<int64_t>(k) * lanes + lane) * E;
+          if (base + E <= p.row_len) copy16_async(stages + stage * stage_len + base, x + in_off + base);
+        }
+      }
+      async_commit();
+    }
+  };
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * groups + g;
+#pragma unroll
+  for (int s = 0; s < (Stages > 0 ? Stages - 1 : 0); ++s) issue(first + s * step, s);
+  int stage = 0;
+  // block-uniform loop (shuffles and barriers need every thread): groups past the end idle
+  for (int64_t row0 = static_cast<int64_t>(blockIdx.x) * groups; row0 < p.rows; row0 += step) {
+    const int64_t row = row0 + g;
+    const bool valid = row < p.rows;
+    int64_t in_off = 0, out_off = 0;
+    if (valid) p.row_offsets(row, in_off, out_off);
+    CachedRow<T, Packs> r;
+    bool packed;
+    if constexpr (Stages > 0) {
+      issue(row + (Stages - 1) * step, (stage + Stages - 1) % Stages);
+      async_wait<Stages - 1>();  // every group but the newest Stages - 1: this row's
+      r.load_staged(stages + stage * stage_len, x + in_off, valid ? p.row_len : 0, lane, lanes);
+      packed = true;  // rows and bases checked 16-byte aligned on the host
+      stage = (stage + 1) % Stages;
+    } else {
+      packed = valid && both_aligned(x + in_off, y + out_off);
+      r.load(x + in_off, valid ? p.row_len : 0, packed, lane, lanes);  // length 0: no loads, all -inf
+    }
+    const float m = reduce(NanMax{}, r.max(), scratch[0]);
+    const float s = reduce(Sum{}, r.exp_sum(m), scratch[1]);
+    if (valid) r.store_scaled(y + out_off, p.row_len, packed, lane, lanes, 1.f / s);
+  }
+  if constexpr (Stages > 0) async_wait<0>();
+}
+
 // Online pass over [begin, begin + len) of a row: the piece's (max, sum).
 template <class T>
 __device__ __forceinline__ MaxSum online_piece(const T* row, int64_t len, float* scratch_raw) {
@@ -548,6 +700,36 @@ __global__ void softmax_strided_rows(RowPlan p, const T* __restrict__ x, T* __re
   }
 }
 
+// RowGroups / ShortRows at `threads` per block, `lanes` per row. The grid: `waves` times
+// the blocks resident (persistent, rows strided), fewer when there are fewer rows. Staging
+// that does not fit in shared memory (or a block that cannot launch with it) runs without.
+template <class T, int Packs, int Stages>
+void launch_row_groups(const RowPlan& p, int lanes, int threads, int waves, const T* x, T* y, cudaStream_t s) {
+  auto* kernel = softmax_row_groups<T, Packs, Stages>;
+  const int groups = threads / lanes;
+  const size_t smem = static_cast<size_t>(Stages) * groups * (p.row_len / kPack<T> * kPack<T>) * sizeof(T);
+  const bool launchable = can_launch(reinterpret_cast<const void*>(kernel), threads, smem);
+  const int fit = launchable ? resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, smem) : 0;
+  if (fit == 0) {
+    if constexpr (Stages > 0) return launch_row_groups<T, Packs, 0>(p, lanes, threads, waves, x, y, s);
+    fail(OPRT_STATUS_BAD_ATTRIBUTE, "softmax: a block of ", threads, " threads holding ", Packs * kPack<T>,
+         " values each cannot launch on this GPU (OPRT_SOFTMAX_CONFIG: at most 512 threads * rows for vals above 16)");
+  }
+  const int64_t need = (p.rows + groups - 1) / groups;
+  const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(need, int64_t{fit} * sm_count() * waves));
+  kernel<<<static_cast<unsigned>(grid), threads, smem, s>>>(p, lanes, x, y);
+}
+
+template <class T, int Stages>
+void launch_row_groups(const RowPlan& p, const Launch& l, int waves, const T* x, T* y, cudaStream_t s) {
+  switch (l.shape.packs) {
+    case 1: return launch_row_groups<T, 1, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    case 2: return launch_row_groups<T, 2, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    case 4: return launch_row_groups<T, 4, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    default: return launch_row_groups<T, 8, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
+  }
+}
+
 template <class T>
 void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStream_t s) {
   const unsigned threads = static_cast<unsigned>(l.threads);
@@ -555,6 +737,17 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
   // than a grid of exactly the resident blocks (4096x32768 f32: 0.29 ms against 0.60 ms).
   const int blocks_per_sm = std::max(1, 2048 / l.threads);
   switch (l.strategy) {
+    case Strategy::ShortRows:
+      launch_row_groups<T, 0>(p, l, 1, x, y, s);
+      break;
+    case Strategy::RowGroups:
+      // 16-bit rows only (the table picks it for them): no f32 instances to compile
+      if constexpr (sizeof(T) == 2) {
+        if (l.stages == 3) launch_row_groups<T, 3>(p, l, 1, x, y, s);
+        else if (l.stages == 2) launch_row_groups<T, 2>(p, l, 1, x, y, s);
+        else launch_row_groups<T, 0>(p, l, 4, x, y, s);  // no staging: more blocks than fit, as BlockCached
+      }
+      break;
     case Strategy::WarpCached: {
       auto* kernel = softmax_warp_cached<T>;
       kernel<<<resident_grid(kernel, l.threads, p.rows, threads / 32), threads, 0, s>>>(p, x, y);
@@ -622,8 +815,9 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
 namespace oprt {
 size_t softmax_workspace_bytes(SoftmaxDescriptor& d) {
   d.backend_variant = mode_from_env();
+  config_from_env(d.backend_params);
   if (d.plan.rows == 0 || d.plan.row_len == 0) return 0;
-  return partial_bytes(d.plan, choose_strategy(d.plan, d.dtype, d.backend_variant, sm_count()));
+  return partial_bytes(d.plan, choose_strategy(d.plan, d.dtype, d.backend_variant, d.backend_params, sm_count()));
 }
 }  // namespace oprt
 
@@ -634,11 +828,13 @@ extern "C" OPRT_API oprt_status oprt_execute_softmax(const oprt_softmax_descript
     const auto& d = begin_execute<SoftmaxDescriptor>(desc, workspace, workspace_size);
     if (d.plan.rows == 0 || d.plan.row_len == 0) return;
     require_buffers({{out, "out", true}, {in, "in", true}});
-    Launch l = choose_strategy(d.plan, d.dtype, d.backend_variant, sm_count());
+    Launch l = choose_strategy(d.plan, d.dtype, d.backend_variant, d.backend_params, sm_count());
     if (partial_bytes(d.plan, l) > workspace_size) l = {Strategy::BlockOnline, 1024, 1};  // another GPU than at create
     // Staged and RowGrid copy whole 16-byte chunks: rows aligned by the plan, bases here.
     const bool bases_aligned = reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
-    if (l.strategy == Strategy::Staged && !bases_aligned) l = choose_strategy(d.plan, d.dtype, kOld, sm_count());
+    if (l.strategy == Strategy::Staged && !bases_aligned)
+      l = choose_strategy(d.plan, d.dtype, kOld, d.backend_params, sm_count());
+    if (l.strategy == Strategy::RowGroups && !bases_aligned) l.stages = 0;
     if (l.strategy == Strategy::RowGrid && !bases_aligned) l = {Strategy::BlockOnline, 1024, 1};
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;

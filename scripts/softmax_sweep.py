@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Sweep the nvidia softmax / reduce_sum launch shapes against torch, in one process (issue 16).
+
+    python3 scripts/softmax_sweep.py --json $OUT/softmax_sweep.json          # on a GPU
+    python3 scripts/softmax_sweep.py --only softmax-f16 --quick
+
+Each setting is a set of environment overrides read when a descriptor is created
+(OPRT_SOFTMAX_CONFIG / OPRT_SOFTMAX_STRATEGY / OPRT_REDUCE_SUM_CONFIG /
+OPRT_REDUCE_SUM_STRATEGY, see the kernels' headers): the sweep sets them, prepares a new
+descriptor, checks its result against torch (a wrong kernel is reported, not ranked), then
+times its run() the way tests/run_ops.py does (operator_runtime_testing.timing: warm-up,
+CUDA events, median of 30) beside eager torch on the same tensors (random, never zeros).
+One line per setting: ms, GB/s (ideal traffic: read and write once), fraction of the copy
+ceiling (torch's copy_ measured in the same run), and torch ms / ours (above 1: faster).
+
+Groups: 8192x8192 f16 and bf16 softmax (RowGroups: threads per row x values per thread
+>= 8192, rows per block, staging), 131072x256 f32 softmax and 262144x128 f32 / bf16
+reduce_sum (ShortRows' lanes per row, and the kernels before: "old").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "python")]
+
+import torch  # noqa: E402
+
+SOFTMAX_VARS = ("OPRT_SOFTMAX_CONFIG", "OPRT_SOFTMAX_STRATEGY")
+SUM_VARS = ("OPRT_REDUCE_SUM_CONFIG", "OPRT_REDUCE_SUM_STRATEGY")
+
+
+def row_group_configs(row_len: int, quick: bool) -> list[str]:
+    """RowGroups shapes that hold a row of row_len: threads * vals >= row_len, block <= the
+    kernel's register bound (1024 threads up to 16 values, 512 above)."""
+    out = []
+    for vals in (8, 16, 32, 64):
+        for threads in (128, 256, 512, 1024):
+            if threads * vals < row_len or threads * vals >= 2 * row_len:
+                continue  # too short for the row, or half the threads idle
+            for rows in (1, 2, 4):
+                limit = 1024 if vals <= 16 else 512
+                if threads * rows > limit or (quick and rows > 2):
+                    continue
+                for stages in ((0, 2) if quick else (0, 2, 3)):
+                    out.append(f"threads={threads},vals={vals},rows={rows},stages={stages}")
+    return out
+
+
+def groups(quick: bool) -> dict[str, dict]:
+    lanes = [1, 2, 4, 8, 16, 32]
+    short_softmax = [{"label": "auto"}, {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
+        {"label": f"lanes={n}", "OPRT_SOFTMAX_CONFIG": f"lanes={n}"} for n in lanes if n >= 4]
+    short_sum = [{"label": "auto"}, {"label": "old", "OPRT_REDUCE_SUM_STRATEGY": "old"}] + [
+        {"label": f"lanes={n}", "OPRT_REDUCE_SUM_CONFIG": f"lanes={n}"} for n in lanes if n >= 2]
+    long16 = [{"label": "auto (Staged)"}, {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
+        {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in row_group_configs(8192, quick)]
+    return {
+        "softmax-f16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.float16, "settings": long16},
+        "softmax-bf16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.bfloat16, "settings": long16},
+        "softmax-short-f32": {"op": "softmax", "shape": (131072, 256), "dtype": torch.float32, "settings": short_softmax},
+        "softmax-short-bf16": {"op": "softmax", "shape": (131072, 256), "dtype": torch.bfloat16,
+                               "settings": short_softmax},
+        "reduce_sum-short-f32": {"op": "reduce_sum", "shape": (262144, 128), "dtype": torch.float32,
+                                 "settings": short_sum},
+        "reduce_sum-short-bf16": {"op": "reduce_sum", "shape": (262144, 128), "dtype": torch.bfloat16,
+                                  "settings": short_sum},
+    }
+
+
+def set_env(setting: dict) -> None:
+    for var in SOFTMAX_VARS + SUM_VARS:
+        os.environ.pop(var, None)
+    for key, value in setting.items():
+        if key != "label":
+            os.environ[key] = value
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--json", help="write every row here (default: $OUT/softmax_sweep.json when OUT is set)")
+    parser.add_argument("--only", nargs="*", help="group names (default: all)")
+    parser.add_argument("--quick", action="store_true", help="fewer RowGroups shapes (rows <= 2, stages 0 or 2)")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("softmax_sweep.py times the nvidia kernels on a GPU; this machine has none", file=sys.stderr)
+        return 2
+    import operator_runtime as ort
+    from bench.harness import measure_copy_ceiling
+    from operator_runtime_testing.timing import time_callable
+
+    t_start = time.perf_counter()
+    ceiling = measure_copy_ceiling("cuda")
+    print(f"copy ceiling: {ceiling:.0f} GB/s (torch copy_, read + write)", flush=True)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    rows, bad = [], 0
+    todo = groups(args.quick)
+    for name in args.only or todo:
+        g = todo[name]
+        shape, dtype, op = g["shape"], g["dtype"], g["op"]
+        x = torch.randn(shape, device="cuda", dtype=torch.float32, generator=gen).to(dtype)
+        if op == "softmax":
+            ref = lambda: torch.softmax(x, -1)  # noqa: E731
+            out = torch.empty_like(x)
+            bytes_moved = 2 * x.numel() * x.element_size()
+            prepare = lambda: ort.prepare_softmax(out, x, -1, backend="nvidia")  # noqa: E731
+        else:
+            ref = lambda: x.sum(-1)  # noqa: E731
+            out = torch.empty(shape[0], device="cuda", dtype=dtype)
+            bytes_moved = (x.numel() + shape[0]) * x.element_size()
+            prepare = lambda: ort.prepare_reduce_sum(out, x, -1, backend="nvidia")  # noqa: E731
+        expected = ref().float()
+        torch_ms = time_callable(ref, "cuda").median_ms
+        print(f"\n== {name}: {op} {'x'.join(map(str, shape))} {str(dtype).removeprefix('torch.')}; "
+              f"torch {torch_ms:.4f} ms ({bytes_moved / torch_ms / 1e6:.0f} GB/s)", flush=True)
+        print(f"{'setting':<44}{'ms':>9}{'GB/s':>8}{'ceil%':>7}{'torch/ours':>11}", flush=True)
+        for setting in g["settings"]:
+            lanes = next((int(v.partition("lanes=")[2]) for v in setting.values() if "lanes=" in v), None)
+            if lanes and lanes * 8 * (16 // x.element_size()) < shape[1]:
+                continue  # too few lanes for the row (8 packs each at most): the kernel picks its own
+            set_env(setting)
+            row = {"group": name, "op": op, "shape": list(shape), "dtype": str(dtype).removeprefix("torch."),
+                   "setting": setting["label"], "env": {k: v for k, v in setting.items() if k != "label"},
+                   "torch_ms": torch_ms, "copy_ceiling_gbps": ceiling}
+            try:
+                with prepare() as prepared:
+                    out.fill_(float("nan"))
+                    prepared.run()
+                    torch.cuda.synchronize()
+                    tol = 1e-5 if dtype == torch.float32 else 1e-2
+                    if op == "reduce_sum":
+                        tol = 1e-3 * shape[1] ** 0.5 if dtype == torch.float32 else 0.5
+                    err = (out.float() - expected).abs().max().item()
+                    row["max_abs_err"] = err
+                    if not err <= tol:  # NaN too
+                        raise AssertionError(f"wrong result: max abs error {err:.3g} > {tol:.3g}")
+                    ms = time_callable(prepared.run, "cuda").median_ms
+            except Exception as e:  # noqa: BLE001 - a failing setting is a result, the sweep goes on
+                bad += 1
+                row["error"] = f"{type(e).__name__}: {e}"
+                print(f"{setting['label']:<44}  ERROR {row['error'][:200]}", flush=True)
+                rows.append(row)
+                continue
+            gbps = bytes_moved / ms / 1e6
+            row.update(ms=ms, gbps=gbps, ceiling_fraction=gbps / ceiling, torch_ratio=torch_ms / ms)
+            rows.append(row)
+            print(f"{setting['label']:<44}{ms:9.4f}{gbps:8.0f}{100 * gbps / ceiling:6.0f}%{torch_ms / ms:10.2f}x",
+                  flush=True)
+        set_env({})
+        best = min((r for r in rows if r["group"] == name and "ms" in r), key=lambda r: r["ms"], default=None)
+        if best:
+            print(f"best {name}: {best['setting']} {best['ms']:.4f} ms, {100 * best['ceiling_fraction']:.0f}% of the "
+                  f"ceiling, {best['torch_ratio']:.2f}x torch", flush=True)
+    path = args.json or (os.path.join(os.environ["OUT"], "softmax_sweep.json") if os.environ.get("OUT") else None)
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps({"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+                                          "copy_ceiling_gbps": ceiling, "rows": rows}, indent=1))
+        print(f"wrote {path}")
+    print(f"sweep: {len(rows)} settings, {bad} failed, {time.perf_counter() - t_start:.0f} s")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,7 +36,7 @@ cap initcheck 150 $SAN --tool initcheck $PY tests/ops/test_softmax.py tests/ops/
 wait
 cap eager 90 python3 scripts/eager_host_times.py --backend nvidia,tilelang --json "$OUT/h200-eager-host.json"
 cap ncu 120 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
-  -k regex:'softmax|sum_block|sum_warp|zip_tiles|matmul_mma' -c 6 python3 scripts/kernel_goals_once.py
+  -k regex:'softmax|sum_block|sum_warp|sum_row|zip_tiles|matmul_mma' -c 8 python3 scripts/kernel_goals_once.py
 echo "=== failures"; grep -hE "^(FAILED|ERROR) |========= (Invalid|Race|Uninit|ERROR SUMMARY: [1-9])" "$OUT"/*.log | head -40
 echo "=== eager"; tail -n 14 "$OUT/eager.log"
 echo "=== ncu"; grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit Reg|Block Limit Shared|Grid Size|Block Size" "$OUT/ncu.log" | head -90

@@ -354,12 +354,15 @@ bool is_sm90() {  // exactly compute capability 9.0: sm_90a code runs nowhere el
   return known == 2;
 }
 
-// TMA's needs of one operand (inner x outer, batches batch_stride apart) whose dim `inner` has
-// unit stride: rows that do not overlap (ld >= inner), the row stride and the batch stride
-// multiples of 16 bytes (8 elements), a 16-byte aligned pointer.
+// TMA's needs of one operand (inner x outer, batches batch_stride apart, 0: not batched) whose
+// dim `inner` has unit stride: the row stride and the batch stride multiples of 16 bytes (8
+// elements), a 16-byte aligned pointer, and dims nested as the tensor map describes them (rows
+// that do not overlap, batches past the whole matrix); anything else runs the mma.sync kernel.
 bool tma_ok(int64_t inner_stride, int64_t inner, int64_t ld, int64_t outer, int64_t batch_stride, const void* ptr) {
-  return inner_stride == 1 && (outer <= 1 || (ld % 8 == 0 && ld >= inner)) && batch_stride % 8 == 0 &&
-         batch_stride >= 0 && reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
+  if (inner_stride != 1 || reinterpret_cast<uintptr_t>(ptr) % 16 != 0 || batch_stride % 8 != 0) return false;
+  if (outer > 1 && (ld % 8 != 0 || ld < inner)) return false;
+  const int64_t matrix = outer > 1 ? ld * outer : inner;
+  return batch_stride == 0 || batch_stride >= matrix;
 }
 
 template <class T, bool A_K, bool B_K>

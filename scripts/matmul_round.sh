@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 14's matmul round on an H200 (< 7 min): build; the wgmma kernel's smoke cases (errors
+# printed), every tests/ops/test_matmul.py case under OPRT_MATMUL_STRATEGY=wgmma and the
+# strategy suite, compute-sanitizer memcheck over a few wgmma cases; wgmma vs mma.sync vs
+# cuBLAS on the goal shapes; the TileLang tile-config sweep (compiled in the background while
+# the tests run). Logs and JSON under $OUT, a compact summary at the end. From the repo root:
+#   OUT=$OUT bash scripts/matmul_round.sh
+set -uo pipefail
+source .gpu/env.sh
+export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
+T0=$SECONDS
+BUDGET=${MATMUL_ROUND_BUDGET:-400}  # seconds for the whole round; each step gets what is left
+left() { local l=$(( BUDGET - (SECONDS - T0) )); (( l < $1 )) && echo $(( l > 5 ? l : 5 )) || echo "$1"; }
+cap() { local name=$1 limit; limit=$(left "$2"); shift 2; local t0=$SECONDS
+  timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $((SECONDS - t0))s/${limit}s :: $(tail -n 1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"; }
+
+cap build 200 bash -c "cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j16"
+grep -E "error|spill" "$OUT/build.log" | head -n 8
+# TileLang candidates compile on the CPU while the GPU runs the tests (disk cache: TILELANG_CACHE_DIR).
+timeout 240 python3 scripts/matmul_tilelang_sweep.py --compile-only --jobs 12 > "$OUT/sweep-compile.log" 2>&1 &
+SWEEP_PID=$!
+
+cap smoke 90 python3 scripts/matmul_wgmma_check.py
+cat "$OUT/smoke.log" | grep -vE "^ok " | head -n 30
+cap test-wgmma 150 env OPRT_MATMUL_STRATEGY=wgmma python3 -m pytest tests/ops/test_matmul.py \
+  tests/ops/test_kernel_strategies.py -q --backend nvidia -p no:cacheprovider -rfs --maxfail=10 -k "not softmax and not reduce_sum" &
+TEST_PID=$!
+cap sanitizer 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 scripts/matmul_wgmma_check.py --small &
+SAN_PID=$!
+wait $TEST_PID $SAN_PID
+grep -E "FAILED|Error|error" "$OUT/test-wgmma.log" | head -n 12
+grep -E "ERROR SUMMARY|FAIL|Invalid" "$OUT/sanitizer.log" | head -n 6
+
+SHAPES="4096x4096x4096/f16,4096x4096x4096/bf16,8192x8192x8192/f16,8192x8192x8192/bf16,16x8192x8192/f16,128x8192x8192/bf16"
+for s in mma wgmma; do
+  cap bench-$s 75 env OPRT_MATMUL_STRATEGY=$s python3 tests/run_ops.py --op matmul --backend nvidia --mode bench \
+    --no-torch-compile --shapes "$SHAPES" --note "strategy=$s" --json "$OUT/bench-$s.json"
+done
+
+wait $SWEEP_PID; echo "sweep-compile rc=$? :: $(tail -n 1 "$OUT/sweep-compile.log")" | tee -a "$OUT/summary.txt"
+cap sweep 150 python3 scripts/matmul_tilelang_sweep.py --jobs 12 --budget "$(left 100)" --json "$OUT/sweep.json"
+
+echo "== summary ($((SECONDS - T0)) s)"
+cat "$OUT/summary.txt"
+echo "== wgmma smoke"; grep -E "FAIL|failures|all cases" "$OUT/smoke.log" | head -n 12
+for s in mma wgmma; do echo "== bench strategy=$s"; grep -E "^nvidia " "$OUT/bench-$s.log"; done
+echo "== tilelang sweep"; grep -A12 "^best per shape" "$OUT/sweep.log"

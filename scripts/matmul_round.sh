@@ -21,19 +21,29 @@ grep -E "error|spill" "$OUT/build.log" | head -n 8
 timeout 240 python3 scripts/matmul_tilelang_sweep.py --compile-only --jobs 12 > "$OUT/sweep-compile.log" 2>&1 &
 SWEEP_PID=$!
 
-cap smoke 90 python3 scripts/matmul_wgmma_check.py
-cat "$OUT/smoke.log" | grep -vE "^ok " | head -n 30
-cap test-wgmma 150 env OPRT_MATMUL_STRATEGY=wgmma python3 -m pytest tests/ops/test_matmul.py \
+cap smoke 75 python3 scripts/matmul_wgmma_check.py
+SMOKE_RC=$(grep -oP "^smoke rc=\K[0-9]+" "$OUT/summary.txt" | tail -n 1)
+grep -vE "^ok " "$OUT/smoke.log" | head -n 30
+if [ "${SMOKE_RC:-1}" = 124 ] || [ "${SMOKE_RC:-1}" = 137 ]; then
+  # a hang: the tests, memcheck and the wgmma bench would hang too; keep the time for the rest
+  echo "wgmma smoke hung: skipping test-wgmma, sanitizer, bench-wgmma" | tee -a "$OUT/summary.txt"
+  WGMMA_STEPS=0
+else
+  WGMMA_STEPS=1
+fi
+[ $WGMMA_STEPS = 1 ] && cap test-wgmma 150 env OPRT_MATMUL_STRATEGY=wgmma python3 -m pytest tests/ops/test_matmul.py \
   tests/ops/test_kernel_strategies.py -q --backend nvidia -p no:cacheprovider -rfs --maxfail=10 -k "not softmax and not reduce_sum" &
 TEST_PID=$!
-cap sanitizer 150 compute-sanitizer --tool memcheck --error-exitcode 3 python3 scripts/matmul_wgmma_check.py --small &
+[ $WGMMA_STEPS = 1 ] && cap sanitizer 150 compute-sanitizer --tool memcheck --error-exitcode 3 \
+  python3 scripts/matmul_wgmma_check.py --small &
 SAN_PID=$!
 wait $TEST_PID $SAN_PID
-grep -E "FAILED|Error|error" "$OUT/test-wgmma.log" | head -n 12
-grep -E "ERROR SUMMARY|FAIL|Invalid" "$OUT/sanitizer.log" | head -n 6
+grep -E "FAILED|Error|error" "$OUT/test-wgmma.log" 2>/dev/null | head -n 12
+grep -E "ERROR SUMMARY|FAIL|Invalid" "$OUT/sanitizer.log" 2>/dev/null | head -n 6
 
 SHAPES="4096x4096x4096/f16,4096x4096x4096/bf16,8192x8192x8192/f16,8192x8192x8192/bf16,16x8192x8192/f16,128x8192x8192/bf16"
-for s in mma wgmma; do
+STRATEGIES="mma"; [ $WGMMA_STEPS = 1 ] && STRATEGIES="mma wgmma"
+for s in $STRATEGIES; do
   cap bench-$s 75 env OPRT_MATMUL_STRATEGY=$s python3 tests/run_ops.py --op matmul --backend nvidia --mode bench \
     --no-torch-compile --shapes "$SHAPES" --note "strategy=$s" --json "$OUT/bench-$s.json"
 done
@@ -44,5 +54,5 @@ cap sweep 150 python3 scripts/matmul_tilelang_sweep.py --jobs 12 --budget "$(lef
 echo "== summary ($((SECONDS - T0)) s)"
 cat "$OUT/summary.txt"
 echo "== wgmma smoke"; grep -E "FAIL|failures|all cases" "$OUT/smoke.log" | head -n 12
-for s in mma wgmma; do echo "== bench strategy=$s"; grep -E "^nvidia " "$OUT/bench-$s.log"; done
+for s in $STRATEGIES; do echo "== bench strategy=$s"; grep -E "^nvidia " "$OUT/bench-$s.log"; done
 echo "== tilelang sweep"; grep -A12 "^best per shape" "$OUT/sweep.log"

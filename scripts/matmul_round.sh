@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Issue 14's matmul round on an H200 (< 7 min): build; the wgmma kernel's smoke cases (errors
 # printed), every tests/ops/test_matmul.py case under OPRT_MATMUL_STRATEGY=wgmma and the
-# strategy suite, compute-sanitizer memcheck over a few wgmma cases; wgmma vs mma.sync vs
-# cuBLAS on the goal shapes; the TileLang tile-config sweep (compiled in the background while
-# the tests run). Logs and JSON under $OUT, a compact summary at the end. From the repo root:
+# strategy suite, compute-sanitizer memcheck over a few wgmma cases; mma.sync vs wgmma vs
+# wgmma-pipe vs cuBLAS on the goal shapes (scripts/matmul_wgmma_bench.py); the TileLang
+# tile-config sweep (compiled in the background while the tests run). Logs and JSON under $OUT, a compact summary at the end. From the repo root:
 #   OUT=$OUT bash scripts/matmul_round.sh
 set -uo pipefail
 source .gpu/env.sh
 export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
 T0=$SECONDS
-BUDGET=${MATMUL_ROUND_BUDGET:-400}  # seconds for the whole round; each step gets what is left
+BUDGET=${MATMUL_ROUND_BUDGET:-410}  # seconds for the whole round; each step gets what is left
 left() { local l=$(( BUDGET - (SECONDS - T0) )); (( l < $1 )) && echo $(( l > 5 ? l : 5 )) || echo "$1"; }
 cap() { local name=$1 limit; limit=$(left "$2"); shift 2; local t0=$SECONDS
   timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
@@ -37,22 +37,24 @@ TEST_PID=$!
 [ $WGMMA_STEPS = 1 ] && cap sanitizer 150 compute-sanitizer --tool memcheck --error-exitcode 3 \
   python3 scripts/matmul_wgmma_check.py --small &
 SAN_PID=$!
-wait $TEST_PID $SAN_PID
+[ $WGMMA_STEPS = 1 ] && cap smoke-pipe 90 env OPRT_MATMUL_STRATEGY=wgmma-pipe python3 scripts/matmul_wgmma_check.py &
+PIPE_PID=$!
+wait $TEST_PID $SAN_PID $PIPE_PID
 grep -E "FAILED|Error|error" "$OUT/test-wgmma.log" 2>/dev/null | head -n 12
 grep -E "ERROR SUMMARY|FAIL|Invalid" "$OUT/sanitizer.log" 2>/dev/null | head -n 6
 
-SHAPES="4096x4096x4096/f16,4096x4096x4096/bf16,8192x8192x8192/f16,8192x8192x8192/bf16,16x8192x8192/f16,128x8192x8192/bf16"
-STRATEGIES="mma"; [ $WGMMA_STEPS = 1 ] && STRATEGIES="mma wgmma"
-for s in $STRATEGIES; do
-  cap bench-$s 75 env OPRT_MATMUL_STRATEGY=$s python3 tests/run_ops.py --op matmul --backend nvidia --mode bench \
-    --no-torch-compile --shapes "$SHAPES" --note "strategy=$s" --json "$OUT/bench-$s.json"
-done
+PIPE_RC=$(grep -oP "^smoke-pipe rc=\K[0-9]+" "$OUT/summary.txt" | tail -n 1)
+STRATEGIES="mma"; [ $WGMMA_STEPS = 1 ] && STRATEGIES="mma,wgmma"; [ "${PIPE_RC:-1}" = 0 ] && STRATEGIES="$STRATEGIES,wgmma-pipe"
+cap bench 120 python3 scripts/matmul_wgmma_bench.py --strategies "$STRATEGIES" --json "$OUT/bench.json"
 
 wait $SWEEP_PID; echo "sweep-compile rc=$? :: $(tail -n 1 "$OUT/sweep-compile.log")" | tee -a "$OUT/summary.txt"
-cap sweep 150 python3 scripts/matmul_tilelang_sweep.py --jobs 12 --budget "$(left 100)" --json "$OUT/sweep.json"
+SWEEP_LIMIT=$(left 150)
+cap sweep "$SWEEP_LIMIT" python3 scripts/matmul_tilelang_sweep.py --jobs 12 --budget $(( SWEEP_LIMIT > 60 ? SWEEP_LIMIT - 30 : 30 )) \
+  --json "$OUT/sweep.json"
 
 echo "== summary ($((SECONDS - T0)) s)"
 cat "$OUT/summary.txt"
 echo "== wgmma smoke"; grep -E "FAIL|failures|all cases" "$OUT/smoke.log" | head -n 12
-for s in $STRATEGIES; do echo "== bench strategy=$s"; grep -E "^nvidia " "$OUT/bench-$s.log"; done
+echo "== wgmma-pipe smoke"; grep -E "FAIL|failures|all cases" "$OUT/smoke-pipe.log" 2>/dev/null | head -n 6
+echo "== bench (nvidia kernels vs torch.matmul)"; cat "$OUT/bench.log"
 echo "== tilelang sweep"; grep -A12 "^best per shape" "$OUT/sweep.log"

@@ -20,6 +20,7 @@
 //     auto  (default) the two kernels above
 //     mma   the same (named, so a benchmark can ask for it once auto changes)
 //     wgmma the wgmma kernel where the GPU and the operands allow it, the kernels above elsewhere
+//     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -33,13 +34,14 @@
 using namespace oprt;
 
 namespace {
-enum Mode : int { kAuto = 0, kMma = 1, kWgmma = 2 };
+enum Mode : int { kAuto = 0, kMma = 1, kWgmma = 2, kWgmmaPipe = 3 };
 
 int mode_from_env() {
   const char* v = env_or("OPRT_MATMUL_STRATEGY", "auto");
-  for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"mma", kMma}, std::pair{"wgmma", kWgmma}})
+  for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"mma", kMma}, std::pair{"wgmma", kWgmma},
+                                  std::pair{"wgmma-pipe", kWgmmaPipe}})
     if (std::strcmp(v, name) == 0) return mode;
-  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_MATMUL_STRATEGY=", v, " is not one of auto, mma, wgmma");
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_MATMUL_STRATEGY=", v, " is not one of auto, mma, wgmma, wgmma-pipe");
 }
 }  // namespace
 
@@ -467,7 +469,9 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
     const bool reads = p.k > 0;  // with K = 0, a and b are empty and may have no storage
     require_buffers({{out, "out", true}, {a, "a", reads}, {b, "b", reads}});
 #ifdef OPRT_HAVE_WGMMA
-    if (d.backend_variant == kWgmma && matmul_wgmma(p, d.dtype, a, b, out, as_cuda_stream(stream))) return;
+    const bool wgmma = d.backend_variant == kWgmma || d.backend_variant == kWgmmaPipe;
+    if (wgmma && matmul_wgmma(p, d.dtype, a, b, out, as_cuda_stream(stream), d.backend_variant == kWgmmaPipe))
+      return;
 #endif
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;

@@ -94,7 +94,11 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint3
 }
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Waits until at most N committed wgmma groups of this warpgroup are still in flight.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 // The accumulators are read and written by the asynchronous wgmma: keep the compiler from
 // moving their uses across the fence / wait (as CUTLASS's warpgroup_fence_operand does).
 __device__ __forceinline__ void fence_operands(float (&d)[128]) {
@@ -178,7 +182,10 @@ __device__ __forceinline__ void store_pair<__nv_bfloat16>(__nv_bfloat16* dst, fl
 // A_K: A is K-major (row-major (M, K)); B_K: B is K-major (column-major (K, N), i.e. b.T
 // contiguous). The tensor maps are 3-d: (contiguous dim, other dim, batch); an operand that
 // repeats over the batch has a batch of 1 there (batched = 0) and is always read at z = 0.
-template <class T, bool A_K, bool B_K>
+// PIPE (OPRT_MATMUL_STRATEGY=wgmma-pipe, an experiment): a consumer keeps one k-tile's wgmma
+// group in flight while it issues the next (wait_group 1, as CUTLASS's sm90 mainloop does)
+// and frees a stage one k-tile later; otherwise it waits for each group (wait_group 0).
+template <class T, bool A_K, bool B_K, bool PIPE>
 __global__ void __launch_bounds__(THREADS, 1)
     matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                         T* __restrict__ out, MatmulPlan p, int a_batched, int b_batched) {
@@ -246,7 +253,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   // consumers
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int c = wg - 1, warp = tid / 32, lane = tid % 32;
-  int it = 0;
+  int it = 0, held = -1;  // held (PIPE): the stage whose wgmma group may still be in flight
   for (int64_t z = blockIdx.y; z < p.batch; z += gridDim.y) {
     float acc[128];
 #pragma unroll
@@ -266,10 +273,25 @@ __global__ void __launch_bounds__(THREADS, 1)
         wgmma_256<T, A_K ? 0 : 1, B_K ? 0 : 1>(acc, da, db);
       }
       wgmma_commit();
-      wgmma_wait_all();
+      if (PIPE) {
+        wgmma_wait<1>();  // the previous k-tile's group is done: its stage can go
+        fence_operands(acc);
+        __syncwarp();
+        if (held >= 0 && lane == 0) mbar_arrive(empty(held));
+        held = s;
+      } else {
+        wgmma_wait<0>();
+        fence_operands(acc);
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty(s));  // this warp is done reading the stage
+      }
+    }
+    if (PIPE && held >= 0) {  // the last group, before the accumulators are read
+      wgmma_wait<0>();
       fence_operands(acc);
       __syncwarp();
-      if (lane == 0) mbar_arrive(empty(s));  // this warp is done reading the stage
+      if (lane == 0) mbar_arrive(empty(held));
+      held = -1;
     }
 
     // Accumulator layout (PTX ISA, wgmma .m64nNk16 D fragments): warp w of the warpgroup holds
@@ -365,7 +387,7 @@ bool tma_ok(int64_t inner_stride, int64_t inner, int64_t ld, int64_t outer, int6
   return batch_stride == 0 || batch_stride >= matrix;
 }
 
-template <class T, bool A_K, bool B_K>
+template <class T, bool A_K, bool B_K, bool PIPE = false>
 void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream) {
   constexpr CUtensorMapDataType type =
       std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
@@ -375,7 +397,7 @@ void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaSt
                                 : make_map(type, a, p.m, p.k, ab, p.a_k, p.a_batch, 64);
   const CUtensorMap map_b = B_K ? make_map(type, b, p.k, p.n, bb, p.b_n, p.b_batch, BN)
                                 : make_map(type, b, p.n, p.k, bb, p.b_k, p.b_batch, 64);
-  auto* kernel = matmul_wgmma_kernel<T, A_K, B_K>;
+  auto* kernel = matmul_wgmma_kernel<T, A_K, B_K, PIPE>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), SMEM_BYTES);
   const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
@@ -384,13 +406,15 @@ void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaSt
 }
 
 template <class T>
-bool run(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream) {
+bool run(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream, bool pipelined) {
   const int64_t ab = p.batch > 1 ? p.a_batch : 0, bb = p.batch > 1 ? p.b_batch : 0;
   const bool a_k = tma_ok(p.a_k, p.k, p.a_m, p.m, ab, a), a_m = tma_ok(p.a_m, p.m, p.a_k, p.k, ab, a);
   const bool b_k = tma_ok(p.b_k, p.k, p.b_n, p.n, bb, b), b_n = tma_ok(p.b_n, p.n, p.b_k, p.k, bb, b);
   if (!(a_k || a_m) || !(b_k || b_n)) return false;
-  // Row-major preferred where a dim of size 1 makes both layouts true.
-  if (a_k && b_n) launch<T, true, false>(p, a, b, out, stream);
+  // Row-major preferred where a dim of size 1 makes both layouts true. The PIPE experiment is
+  // built for the row-major pair only (the benchmarks' layout).
+  if (a_k && b_n && pipelined) launch<T, true, false, true>(p, a, b, out, stream);
+  else if (a_k && b_n) launch<T, true, false>(p, a, b, out, stream);
   else if (a_k) launch<T, true, true>(p, a, b, out, stream);
   else if (b_n) launch<T, false, false>(p, a, b, out, stream);
   else launch<T, false, true>(p, a, b, out, stream);
@@ -400,13 +424,13 @@ bool run(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStrea
 
 namespace oprt {
 bool matmul_wgmma(const MatmulPlan& p, oprt_dtype dtype, const void* a, const void* b, void* out,
-                  cudaStream_t stream) {
+                  cudaStream_t stream, bool pipelined) {
   if (dtype != OPRT_DTYPE_F16 && dtype != OPRT_DTYPE_BF16) return false;
   constexpr int64_t kCoord = int64_t{1} << 31;  // TMA coordinates and the tile origins are int32
   if (p.k <= 0 || p.m >= kCoord || p.n >= kCoord || p.k >= kCoord || p.batch >= kCoord) return false;
   const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   if (tiles > INT32_MAX || !is_sm90()) return false;
-  if (dtype == OPRT_DTYPE_F16) return run<__half>(p, a, b, out, stream);
-  return run<__nv_bfloat16>(p, a, b, out, stream);
+  if (dtype == OPRT_DTYPE_F16) return run<__half>(p, a, b, out, stream, pipelined);
+  return run<__nv_bfloat16>(p, a, b, out, stream, pipelined);
 }
 }  // namespace oprt

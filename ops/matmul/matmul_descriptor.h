@@ -24,9 +24,11 @@ struct MatmulDescriptor : Descriptor {
   oprt_dtype dtype{};
   MatmulPlan plan{};
   size_t workspace_bytes = 0;
+  int backend_variant = 0;  // a backend's own choice, made once by matmul_workspace_bytes
 };
 
-// Scratch the backend wants for this plan (bytes); each backend library defines it.
-size_t matmul_workspace_bytes(const MatmulDescriptor& d);
+// Scratch the backend wants for this plan (bytes); each backend library defines it, and may
+// record choices in d.backend_variant (called once, by create).
+size_t matmul_workspace_bytes(MatmulDescriptor& d);
 
 }  // namespace oprt

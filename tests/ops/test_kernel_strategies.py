@@ -1,4 +1,5 @@
-"""The nvidia kernels' strategy overrides (OPRT_SOFTMAX_STRATEGY, OPRT_REDUCE_SUM_STRATEGY):
+"""The nvidia kernels' strategy overrides (OPRT_SOFTMAX_STRATEGY, OPRT_REDUCE_SUM_STRATEGY,
+OPRT_MATMUL_STRATEGY: wgmma runs the sm_90a kernel where the GPU allows, the others elsewhere):
 each value, read when a descriptor is created, still gives torch's results on every
 correctness case; an unknown value is refused by name. The default ("auto") is what the
 op suites test."""
@@ -15,7 +16,8 @@ from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
 
 MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid")),
-         "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",))}
+         "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",)),
+         "matmul": ("OPRT_MATMUL_STRATEGY", ("mma", "wgmma", "wgmma-pipe"))}
 # The launch-shape overrides (OPRT_*_CONFIG): every kernel shape the sweep
 # (scripts/softmax_sweep.py) may try must give torch's results on every case. softmax's
 # threads/vals/rows/stages shape the 16-bit rows of 1025 to threads * vals elements (the
@@ -60,11 +62,11 @@ def test_every_case_under_the_override(op, variable, mode, backend, device, gen,
 def _prepare_refused(op, variable, value, match, backend, device, monkeypatch):
     monkeypatch.setenv(variable, value)
     cases = load(op)
-    x = torch.randn(4, 5, device=device)
-    attrs = {"dim": -1}
-    out = torch.empty(cases.reference(x, **attrs).shape, device=device)
+    inputs = [torch.randn(4, 5, device=device)] + ([torch.randn(5, 3, device=device)] if op == "matmul" else [])
+    attrs = {} if op == "matmul" else {"dim": -1}
+    out = torch.empty(cases.reference(*inputs, **attrs).shape, device=device)
     with pytest.raises(Exception, match=match):
-        getattr(ort, cases.PREPARE)(out, x, **attrs, backend=backend)
+        getattr(ort, cases.PREPARE)(out, *inputs, **attrs, backend=backend)
 
 
 @pytest.mark.parametrize("setting", sorted(SETTINGS))

@@ -24,7 +24,7 @@ int64_t tile_count(const MatmulPlan& p) { return p.batch * ((p.m + MB - 1) / MB)
 }  // namespace
 
 namespace oprt {
-size_t matmul_workspace_bytes(const MatmulDescriptor& d) {
+size_t matmul_workspace_bytes(MatmulDescriptor& d) {
   if (d.plan.empty() || d.plan.k == 0) return 0;  // K = 0 only writes zeros
   const int64_t workers = std::min<int64_t>(tile_count(d.plan), cpu_threads());
   return static_cast<size_t>(workers * kScratchFloats) * sizeof(float);

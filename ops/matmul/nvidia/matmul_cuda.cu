@@ -15,17 +15,41 @@
 // - CUDA cores (f32, or any layout the tensor-core path cannot load): a 64 x 64 tile, K in
 //   steps of 16 through shared memory, 4 x 4 outputs per thread; every load through the plan's
 //   strides, bounds-checked.
+// - wgmma + TMA (f16/bf16 on compute capability 9.0, sm90/matmul_wgmma.cu), opt-in for now:
+//   OPRT_MATMUL_STRATEGY, read when a descriptor is created (kept in backend_variant):
+//     auto  (default) the two kernels above
+//     mma   the same (named, so a benchmark can ask for it once auto changes)
+//     wgmma the wgmma kernel where the GPU and the operands allow it, the kernels above elsewhere
+//     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "cuda_launch.cuh"
 #include "matmul_descriptor.h"
+#include "matmul_wgmma.h"
 
 using namespace oprt;
 
+namespace {
+enum Mode : int { kAuto = 0, kMma = 1, kWgmma = 2, kWgmmaPipe = 3 };
+
+int mode_from_env() {
+  const char* v = env_or("OPRT_MATMUL_STRATEGY", "auto");
+  for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"mma", kMma}, std::pair{"wgmma", kWgmma},
+                                  std::pair{"wgmma-pipe", kWgmmaPipe}})
+    if (std::strcmp(v, name) == 0) return mode;
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_MATMUL_STRATEGY=", v, " is not one of auto, mma, wgmma, wgmma-pipe");
+}
+}  // namespace
+
 namespace oprt {
-size_t matmul_workspace_bytes(const MatmulDescriptor&) { return 0; }
+size_t matmul_workspace_bytes(MatmulDescriptor& d) {
+  d.backend_variant = mode_from_env();
+  return 0;
+}
 }  // namespace oprt
 
 namespace {
@@ -444,6 +468,11 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
     if (p.empty()) return;
     const bool reads = p.k > 0;  // with K = 0, a and b are empty and may have no storage
     require_buffers({{out, "out", true}, {a, "a", reads}, {b, "b", reads}});
+#ifdef OPRT_HAVE_WGMMA
+    const bool wgmma = d.backend_variant == kWgmma || d.backend_variant == kWgmmaPipe;
+    if (wgmma && matmul_wgmma(p, d.dtype, a, b, out, as_cuda_stream(stream), d.backend_variant == kWgmmaPipe))
+      return;
+#endif
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
       run(p, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), as_cuda_stream(stream));

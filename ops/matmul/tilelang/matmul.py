@@ -19,13 +19,17 @@ TileLang's C target by name; the cpu backend runs it).
 
 import tilelang.language as T
 
-# (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, THREADS). BLOCK_K = 64: 128-byte f16 rows, the widest
-# shared-memory swizzle wgmma reads. Shared memory: large 3 x (128x64 + 64x256) x 2 B = 144 KiB,
-# square 96 KiB, skinny 4 x (64x64 + 64x128) x 2 B = 96 KiB (an H200 SM has 228 KiB).
+# name: (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, THREADS, SWIZZLE, POLICY). BLOCK_K = 64: 128-byte
+# f16 rows, the widest shared-memory swizzle wgmma reads. SWIZZLE: T.use_swizzle's panel size
+# (blocks launched in panels of that many tiles so neighbours share A and B in L2; 0: off).
+# POLICY: how T.gemm splits the tile over warps (T.GemmWarpPolicy). Shared memory: large
+# 3 x (128x64 + 64x256) x 2 B = 144 KiB, square 96 KiB, skinny 4 x (64x64 + 64x128) x 2 B = 96 KiB
+# (an H200 SM has 228 KiB). scripts/matmul_tilelang_sweep.py times candidates on the GPU and
+# prints rows to paste here.
 CONFIGS = {
-    "large": (128, 256, 64, 3, 256),
-    "square": (128, 128, 64, 3, 128),
-    "skinny": (64, 128, 64, 4, 128),
+    "large": (128, 256, 64, 3, 256, 0, "Square"),
+    "square": (128, 128, 64, 3, 128, 0, "Square"),
+    "skinny": (64, 128, 64, 4, 128, 0, "Square"),
 }
 GPU_VARIANTS = [(name,) for name in CONFIGS]
 
@@ -42,7 +46,13 @@ def gpu_strategy(m: int, n: int) -> tuple[str]:
 def matmul_program(dtype: str, gpu: bool, config: str = "square"):
     if not gpu:
         raise NotImplementedError("matmul: T.gemm has no lowering for TileLang's C target")
-    block_m, block_n, block_k, stages, threads = CONFIGS[config]
+    return tiled_matmul(dtype, *CONFIGS[config])
+
+
+def tiled_matmul(dtype: str, block_m: int, block_n: int, block_k: int, stages: int, threads: int,
+                 swizzle: int = 0, policy: str = "Square"):
+    """The GEMM for one tile config (a CONFIGS row); the sweep script compiles candidates with it."""
+    warp_policy = getattr(T.GemmWarpPolicy, policy)
     # int32 sizes: TileLang 0.1.15 fails to lower the TMA copies and the pipeline with int64 ones
     # (index dtype mismatches); addresses are still computed in int64. The runtime refuses
     # operands of 2^31 elements or more.
@@ -56,11 +66,12 @@ def matmul_program(dtype: str, gpu: bool, config: str = "square"):
             A_s = T.alloc_shared((block_m, block_k), dtype)
             B_s = T.alloc_shared((block_k, block_n), dtype)
             C_r = T.alloc_fragment((block_m, block_n), "float32")
+            T.use_swizzle(panel_size=max(swizzle, 1), enable=swizzle > 0)
             T.clear(C_r)
             for k in T.Pipelined(T.ceildiv(K, block_k), num_stages=stages):
                 T.copy(A[bz, by * block_m, k * block_k], A_s)
                 T.copy(B[bz, k * block_k, bx * block_n], B_s)
-                T.gemm(A_s, B_s, C_r)
+                T.gemm(A_s, B_s, C_r, policy=warp_policy)
             T.copy(C_r, C[bz, by * block_m, bx * block_n])
 
     return matmul

@@ -1,0 +1,18 @@
+// The sm_90a matmul (wgmma fed by TMA), built only where the CUDA architectures include 90: see
+// sm90/matmul_wgmma.cu and CMakeLists.txt (OPRT_HAVE_WGMMA). Chosen by OPRT_MATMUL_STRATEGY=wgmma.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "matmul_descriptor.h"
+
+namespace oprt {
+
+// Runs out = a @ b with the wgmma kernel and returns true, or returns false (nothing launched)
+// when this device or these operands cannot take it: not an sm_90 GPU, f32, K = 0, or an
+// operand TMA cannot describe (no unit-stride dim, a stride or pointer not 16-byte aligned).
+// pipelined: keep one k-tile's wgmma in flight (the wgmma-pipe experiment; row-major pairs).
+bool matmul_wgmma(const MatmulPlan& p, oprt_dtype dtype, const void* a, const void* b, void* out,
+                  cudaStream_t stream, bool pipelined = false);
+
+}  // namespace oprt

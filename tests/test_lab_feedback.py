@@ -169,9 +169,12 @@ def test_a_16_bit_accumulator_is_named_without_a_float32_twin():
     assert "accumulates" not in _fails("matmul", long_k, acc)  # nothing shorter passed: no evidence
 
 
-def test_tilelang_on_a_gpu_skips_only_the_empty_operands_it_cannot_describe():
+def test_tilelang_on_a_gpu_gets_the_shapes_tma_can_describe():
+    """16-byte rows (N and K multiples of 8 in 16 bits), no empty operand, tails kept."""
     gpu = {c.shape for c in lab_cases("matmul", "cuda", lang="tilelang")}
-    assert (5, 6, 0) not in gpu and (0, 8, 5) not in gpu and (19, 23, 1000) in gpu
+    assert all(m and n % 8 == 0 and k % 8 == 0 and k for m, n, k in gpu)
+    assert {(1, 8, 8), (7, 16, 16), (33, 72, 24), (19, 24, 1000)} <= gpu
+    assert any(m % 2 for m, _, _ in gpu) and any(n % 64 for _, n, _ in gpu) and any(k % 64 for _, _, k in gpu)
     assert {c.shape for c in lab_cases("matmul", "cuda")} >= {(5, 6, 0), (0, 8, 5)}  # CUDA keeps them
     assert (5, 6, 0) in {c.shape for c in lab_cases("matmul", "cpu", lang="tilelang")}  # the C target too
 

@@ -8,18 +8,21 @@
 //   multiplies), and registers by ldmatrix (.trans for the operand whose K is not contiguous).
 //   Each operand may be row- or column-major (4 instantiations); what it needs is 16-byte rows:
 //   a contiguous dim, a leading stride and batch stride that are multiples of 8 elements, and a
-//   16-byte aligned pointer. Tails in M, N and K are cp.async with a source size below 16 bytes:
-//   the hardware zero-fills the rest, so a partial tile multiplies zeros and no load leaves the
-//   tensor. Shared rows are padded by 16 bytes, so ldmatrix's 8 row reads hit 8 distinct bank
+//   16-byte aligned pointer. Chunks of a tile that cross the tensor's edge in M, N or K are
+//   loaded element by element with zeros past the edge (not with cp.async's zero-fill form, whose
+//   16-byte source address compute-sanitizer reports past a small operand), so a partial tile
+//   multiplies zeros and no load leaves the tensor. Shared rows are padded by 16 bytes, so ldmatrix's 8 row reads hit 8 distinct bank
 //   groups (conflict-free) without a swizzle.
 // - CUDA cores (f32, or any layout the tensor-core path cannot load): a 64 x 64 tile, K in
 //   steps of 16 through shared memory, 4 x 4 outputs per thread; every load through the plan's
 //   strides, bounds-checked.
-// - wgmma + TMA (f16/bf16 on compute capability 9.0, sm90/matmul_wgmma.cu), opt-in for now:
+// - wgmma + TMA (f16/bf16 on compute capability 9.0, sm90/matmul_wgmma.cu), the default there:
+//   on the H200 it ran 4096^3 at 0.82-0.88x cuBLAS and 8192^3 at 0.94-0.95x (62-68% of the dense
+//   peak) where the mma.sync kernel reached 0.31-0.42x (scripts/matmul_round.sh, data/bench/matmul/).
 //   OPRT_MATMUL_STRATEGY, read when a descriptor is created (kept in backend_variant):
-//     auto  (default) the two kernels above
-//     mma   the same (named, so a benchmark can ask for it once auto changes)
-//     wgmma the wgmma kernel where the GPU and the operands allow it, the kernels above elsewhere
+//     auto  (default) wgmma where the GPU and the operands allow it, the two kernels above elsewhere
+//     mma   the two kernels above only (the sm_80 path; a benchmark's baseline)
+//     wgmma the same as auto
 //     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
 #include <atomic>
 #include <cstdint>
@@ -469,7 +472,7 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
     const bool reads = p.k > 0;  // with K = 0, a and b are empty and may have no storage
     require_buffers({{out, "out", true}, {a, "a", reads}, {b, "b", reads}});
 #ifdef OPRT_HAVE_WGMMA
-    const bool wgmma = d.backend_variant == kWgmma || d.backend_variant == kWgmmaPipe;
+    const bool wgmma = d.backend_variant != kMma;
     if (wgmma && matmul_wgmma(p, d.dtype, a, b, out, as_cuda_stream(stream), d.backend_variant == kWgmmaPipe))
       return;
 #endif

@@ -1,5 +1,6 @@
 // The sm_90a matmul (wgmma fed by TMA), built only where the CUDA architectures include 90: see
-// sm90/matmul_wgmma.cu and CMakeLists.txt (OPRT_HAVE_WGMMA). Chosen by OPRT_MATMUL_STRATEGY=wgmma.
+// sm90/matmul_wgmma.cu and CMakeLists.txt (OPRT_HAVE_WGMMA). The default on compute capability 9.0;
+// OPRT_MATMUL_STRATEGY=mma turns it off.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -23,13 +23,17 @@ import tilelang.language as T
 # f16 rows, the widest shared-memory swizzle wgmma reads. SWIZZLE: T.use_swizzle's panel size
 # (blocks launched in panels of that many tiles so neighbours share A and B in L2; 0: off).
 # POLICY: how T.gemm splits the tile over warps (T.GemmWarpPolicy). Shared memory: large
-# 3 x (128x64 + 64x256) x 2 B = 144 KiB, square 96 KiB, skinny 4 x (64x64 + 64x128) x 2 B = 96 KiB
-# (an H200 SM has 228 KiB). scripts/matmul_tilelang_sweep.py times candidates on the GPU and
-# prints rows to paste here.
+# 3 x (128x64 + 64x256) x 2 B = 144 KiB, square 96 KiB, short 6 x (128x64 + 64x64) x 2 B = 144 KiB,
+# skinny 3 x (64x128 + 128x128) x 2 B = 144 KiB (an H200 SM has 228 KiB).
+# scripts/matmul_tilelang_sweep.py times candidates on the GPU and prints rows to paste here; the
+# rows below are its picks on the H200 (scripts/matmul_round.sh, torch ms / ours): large 8192^3
+# 0.91x with panels of 8 (0.86-0.87x without), short 128x8192x8192 0.82-0.89x, skinny
+# 16x8192x8192 0.73-0.86x (0.69-0.82x with the old 64-deep K tile).
 CONFIGS = {
-    "large": (128, 256, 64, 3, 256, 0, "Square"),
+    "large": (128, 256, 64, 3, 256, 8, "FullRow"),
     "square": (128, 128, 64, 3, 128, 0, "Square"),
-    "skinny": (64, 128, 64, 4, 128, 0, "Square"),
+    "short": (128, 64, 64, 6, 128, 0, "Square"),
+    "skinny": (64, 128, 128, 3, 128, 0, "Square"),
 }
 GPU_VARIANTS = [(name,) for name in CONFIGS]
 
@@ -40,6 +44,8 @@ def gpu_strategy(m: int, n: int) -> tuple[str]:
         return ("skinny",)
     if m >= 2048 and n >= 2048:
         return ("large",)
+    if m <= 256 and n >= 2048:  # a few row tiles across a wide C: deeper pipeline, narrower tiles
+        return ("short",)
     return ("square",)
 
 

@@ -47,18 +47,25 @@ def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda")
     values unless seeded."""
     gen = torch.Generator().manual_seed(torch.seed() if seed is None else seed)
     kinds = dtypes(op, device, lang)
-    cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in kinds for shape in SHAPES[op]]
-    if op == "matmul" and lang == "tilelang" and device == "cuda":
-        # TileLang's GPU launcher describes each 2-d operand with a TMA descriptor, which an empty
-        # operand cannot have ("Failed to initialize the TMA descriptor"): K = 0 and M = 0 are
-        # checked on the C target (a laptop) only.
-        cases = [c for c in cases if all(t.numel() for t in c.inputs)]
+    shapes = _tma_shapes(SHAPES[op]) if (op, lang, device) == ("matmul", "tilelang", "cuda") else SHAPES[op]
+    cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in kinds for shape in shapes]
     for dtype in kinds:
         special = special_inputs(op, dtype, gen)
         if special:
             cases.append(Case(dtype, tuple(special[0].shape), special))
     # the smallest failing input is reported first; for one shape, float32 before 16-bit (a stable sort)
     return sorted(cases, key=lambda c: math.prod(c.shape))
+
+
+def _tma_shapes(shapes: list[tuple]) -> list[tuple]:
+    """The matmul shapes a TileLang kernel can take on sm_90: T.copy into shared tiles lowers to
+    TMA there, whose descriptors need 16-byte row strides and non-empty operands. On the H200 the
+    lab's (1, 1, 1), (7, 9, 13) ... all failed with "Failed to initialize the TMA descriptor", also
+    with TileLang's tl.disable_tma_lower (scripts/matmul_lab_probe.py). So N and K are rounded up
+    to multiples of 8 (16 bytes of a 16-bit row), which keeps every tile's tails (72 is no
+    multiple of a 64-wide tile), and empty operands are left to the C target (a laptop)."""
+    up = lambda v: -(-v // 8) * 8  # noqa: E731
+    return list(dict.fromkeys((m, up(n), up(k)) for m, n, k in shapes if m and n and k))
 
 
 # Hints keyed by what the wrong elements look like; {lang} entries differ between TileLang and CUDA.
@@ -271,11 +278,13 @@ def _rounding_evidence(g: torch.Tensor, w: torch.Tensor, wrong: torch.Tensor, ca
         return None
     a, b = (t.double() for t in case.inputs)
     spread = ((a * a) @ (b * b)).sqrt()  # the root of the sum of the squared terms of each C element
-    worst = float(((g - w).abs() / spread.clamp_min(1e-30))[wrong].max())
-    if worst > 0.05:
+    # the median wrong element: a float16 running sum over K = 1000 errs by ~0.5% of the spread
+    # there, one lost 8-term tail by ~5% (and a lost 64-term tile by ~17%)
+    typical = float(((g - w).abs() / spread.clamp_min(1e-30))[wrong].median())
+    if typical > 0.02:
         return None
     return (f"only the longer K fails (K up to {max(shorter)} passed in {str(case.dtype).removeprefix('torch.')}) "
-            f"and its errors are small (at most {worst:.1%} of the sum's spread): rounding, not a lost term")
+            f"and its errors are small (typically {typical:.1%} of the sum's spread): rounding, not a lost term")
 
 
 def _row_sums(g: torch.Tensor, w: torch.Tensor, hint: str) -> list[str]:

@@ -84,8 +84,9 @@ def run_bench(ops: list[str], backends: list[str], args) -> int:
             for r in rows:
                 print(f"{backend:<9}" + row_line(r), flush=True)
             results += rows
+            if args.json:  # after every op, so a run stopped by a time limit keeps what it measured
+                write_results(args.json, results, device, sys.argv, ceiling)
     if args.json:
-        write_results(args.json, results, device, sys.argv, ceiling)
         print(f"wrote {len(results)} rows to {args.json}")
     return 1 if any("differs" in n for r in results for n in r.notes) else 0
 

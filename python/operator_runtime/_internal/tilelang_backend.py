@@ -230,7 +230,7 @@ def _layout(op: str, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs:
     are contiguous and d is innermost (all later dims of size 1), else the strided one."""
     if op in ROW_OPS:
         return _row_layout(op, out, inputs[0], attrs, gpu)
-    if _MAPPING[op] == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); the tile config by out's shape class
+    if _MAPPING[op] == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
         shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
         return Layout(IMPLEMENTED[op], tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])), shapes)
     tensors = (*inputs, out)

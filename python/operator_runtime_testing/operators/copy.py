@@ -1,7 +1,5 @@
 """copy: y = x, element by element (lab 1, the first chapter)."""
 
-import torch
-
 from .record import CudaLab, Operator
 
 RECORD = Operator(

@@ -17,12 +17,13 @@ import platform
 import torch
 
 import operator_runtime as ort
+from operator_runtime_testing.lab.cases import INPUTS, TORCH_OPS, output_shape
+from operator_runtime_testing.operators import OPERATORS
 from operator_runtime_testing.timing import host_time_us
 
-TORCH_OUT = {"copy": lambda out, x: out.copy_(x), "vector_add": lambda out, a, b: torch.add(a, b, out=out),
-             "reduce_sum": lambda out, x: torch.sum(x, -1, out=out),
-             "softmax": lambda out, x: torch.softmax(x, -1)}  # softmax has no out= form in torch
-INPUTS = {"copy": 1, "vector_add": 2, "reduce_sum": 1, "softmax": 1}
+# the memory-bound operators (one shape fits them all: matmul's inputs differ), torch's peer of each
+# and its inputs: from the operators' records (operators/<op>.py)
+OPS = [op for op, r in OPERATORS.items() if r.kind != "matmul"]
 
 
 def main() -> int:
@@ -35,14 +36,14 @@ def main() -> int:
     shape = tuple(int(s) for s in args.shape.split("x"))
     rows = []
     for backend in args.backend.split(","):
-        for op in ("copy", "vector_add", "reduce_sum", "softmax"):
+        for op in OPS:
             x = [torch.randn(shape, device=device) for _ in range(INPUTS[op])]
-            out = torch.empty(shape[:-1] if op == "reduce_sum" else shape, device=device)
-            extra = {"dim": -1} if op in ("reduce_sum", "softmax") else {}
+            out = torch.empty(output_shape(op, shape), device=device)
+            extra = {"dim": -1} if OPERATORS[op].kind == "rows" else {}
             ours = host_time_us(lambda: getattr(ort, op)(*x, **extra, out=out, backend=backend), device)
             with getattr(ort, f"prepare_{op}")(out, *x, *extra.values(), backend=backend) as prepared:
                 floor = host_time_us(prepared.run, device)
-            theirs = host_time_us(lambda: TORCH_OUT[op](out, *x), device)
+            theirs = host_time_us(lambda: TORCH_OPS[op](out, *x), device)
             rows.append({"backend": backend, "op": op, "shape": list(shape), "eager_host_us": round(ours, 2),
                          "prepared_host_us": round(floor, 2), "torch_host_us": round(theirs, 2),
                          "ratio": round(ours / theirs, 2)})

@@ -36,16 +36,18 @@ import torch  # noqa: E402
 
 from operator_runtime_testing import steps as step_files  # noqa: E402
 from operator_runtime_testing.lab.cases import INPUTS, TORCH_OPS, output_shape  # noqa: E402
+from operator_runtime_testing.operators import OPERATORS  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
 from operator_runtime_testing.timing import time_callable  # noqa: E402
 
-# (shape, what it shows): every one over 60 MB of traffic in float32, so L2 cannot hold it
-SHAPES = {
-    "copy": [(1 << 26,)],
-    "vector_add": [(1 << 26,)],
-    "reduce_sum": [(8192, 8192), (262144, 128)],  # long rows; many short rows (where a warp per row wins)
-    "softmax": [(8192, 8192), (131072, 256)],
-}
+# (shape, what it shows): every one over 60 MB of traffic in float32, so L2 cannot hold it (each
+# operator's record: operators/<op>.py step_bench_shapes)
+SHAPES = {op: list(OPERATORS[op].step_bench_shapes) for op in step_files.OPS}
+
+
+def _row_op(op: str) -> bool:
+    """Row ops (reduce_sum, softmax) run over dim -1 and pick kernels by row length."""
+    return OPERATORS[op].kind == "rows"
 
 
 def _compile_tilelang(path: str, op: str) -> str:
@@ -66,12 +68,10 @@ def _warm_production(op: str, row_lens: list[int]) -> str:
     t0 = time.perf_counter()
     for row_len in row_lens:
         x = torch.randn(2, row_len, device="cuda")
-        if op == "vector_add":
-            ort.vector_add(x, x, backend="tilelang")
-        elif op == "copy":
-            ort.copy(x, backend="tilelang")
-        else:
+        if _row_op(op):
             getattr(ort, op)(x, -1, backend="tilelang")
+        else:  # element-wise: every input x
+            getattr(ort, op)(*[x] * OPERATORS[op].inputs, backend="tilelang")
     torch.cuda.synchronize()
     return f"{op}/tilelang/production: {time.perf_counter() - t0:.1f} s"
 
@@ -90,7 +90,7 @@ def compile_all(todo: list[step_files.Step]) -> dict:
         libs = {s.key: threads.submit(cuda_build.build_library, s.op, s.source(), True, capability) for s in cuda}
         warm = [processes.submit(_compile_tilelang, str(s.path), s.op) for s in tiles]
         warm += [processes.submit(_warm_production, s.op, sorted({shape[-1] for shape in SHAPES[s.op]})
-                                  if s.op in ("reduce_sum", "softmax") else [1024])  # element-wise: one kernel
+                                  if _row_op(s.op) else [1024])  # element-wise: one kernel
                  for s in todo if s.lang == "tilelang" and s.production]
         for f in warm:
             try:
@@ -114,7 +114,7 @@ def compile_all(todo: list[step_files.Step]) -> dict:
 def production_runner(step: step_files.Step, inputs, out):
     import operator_runtime as ort
 
-    attrs = {"dim": -1} if step.op in ("reduce_sum", "softmax") else {}
+    attrs = {"dim": -1} if _row_op(step.op) else {}
     prepared = getattr(ort, f"prepare_{step.op}")(out, *inputs, **attrs, backend=step_files.BACKEND[step.lang])
     return prepared
 

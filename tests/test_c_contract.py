@@ -14,7 +14,10 @@ import torch
 from operator_runtime._internal import bind_op
 from operator_runtime._internal.native import STATUS, TensorView
 from operator_runtime.ops import SIGNATURES
-DEFAULT_ATTRS = {"copy": (), "vector_add": (), "reduce_sum": (-1, 0), "softmax": (-1,), "matmul": ()}
+from operator_runtime_testing.operators import OPERATORS
+
+# the attributes of a valid create, per op (each operator's record: operators/<op>.py)
+DEFAULT_ATTRS = {op: r.contract_attrs for op, r in OPERATORS.items()}
 
 
 def view(shape, strides=None, dtype=0):
@@ -27,16 +30,13 @@ def view(shape, strides=None, dtype=0):
 
 
 def out_shape(op, shape):
-    if op == "matmul":  # a (R, C) @ b (C, R)
-        return (shape[0], shape[0])
-    return shape[:-1] if op == "reduce_sum" else shape
+    """The op's output shape for a valid call around ``shape`` (its first input's)."""
+    return OPERATORS[op].contract_shapes(shape)[0]
 
 
 def in_shapes(op, shape) -> list[tuple]:
     """The op's input shapes for a valid call around ``shape`` (its first input's)."""
-    if op == "matmul":
-        return [shape, shape[::-1]]
-    return [shape] * len(SIGNATURES[op].inputs)
+    return OPERATORS[op].contract_shapes(shape)[1]
 
 
 class Contract:
@@ -147,12 +147,8 @@ def test_create_refuses(contract, problem, status):
     assert contract.error(), "a failed call must say why"
 
 
-@pytest.mark.parametrize("op,attrs,message", [
-    ("reduce_sum", (2, 0), "dim 2 is out of range"),
-    ("reduce_sum", (-3, 0), "dim -3 is out of range"),
-    ("reduce_sum", (1, 2), "keepdim 2 is not 0 or 1"),
-    ("softmax", (5,), "dim 5 is out of range"),
-])
+@pytest.mark.parametrize("op,attrs,message", [(op, attrs, message) for op, r in OPERATORS.items()
+                                              for attrs, message in r.contract_bad_attrs])
 def test_bad_attributes(backend, device, op, attrs, message):
     c = Contract(backend, op)
     code, _ = c.create(view(out_shape(op, (4, 6))), view((4, 6)), attrs=attrs)

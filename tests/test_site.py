@@ -20,11 +20,13 @@ from urllib.parse import unquote, urljoin, urlparse
 
 import pytest
 
+from operator_runtime_testing.operators import OPERATORS, chapter
+
 ROOT = Path(__file__).resolve().parents[1]
 SITE = ROOT / "_build" / "html"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-OPERATOR_PAGES = ["book/ops/copy.html", "book/ops/vector_add.html", "book/ops/reduce_sum.html",
-                  "book/ops/softmax.html", "book/ops/matmul.html"]
+# every operator's chapter (operator_runtime_testing.operators: one per operator, in the course's order)
+OPERATOR_PAGES = [chapter(op).removesuffix(".md") + ".html" for op in OPERATORS]
 # Chromium flags for a closed network: no background fetches that would fail noisily.
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]

@@ -21,23 +21,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .operators import OPERATORS, with_steps
+
 ROOT = Path(__file__).resolve().parents[2]
-OPS = ("copy", "vector_add", "reduce_sum", "softmax")
+# the operators whose chapters teach steps: those whose record names its production kernels
+OPS = with_steps()
 LANGS = ("cuda", "tilelang")
 SUFFIX = {"cuda": ".cu", "tilelang": ".py"}
 BACKEND = {"cuda": "nvidia", "tilelang": "tilelang"}  # the runtime backend that runs the production step
 LABEL = {"cuda": "CUDA", "tilelang": "TileLang"}
-# What the production kernel adds over the last step file: its title in the chapters' charts.
-PRODUCTION = {
-    ("copy", "cuda"): "production: cudaMemcpyAsync (same dtype), else a 16-byte packed walk",
-    ("copy", "tilelang"): "production: 4 elements per thread, T.Parallel",
-    ("vector_add", "cuda"): "production: 16-byte packed walk over a, b and c",
-    ("vector_add", "tilelang"): "production: 4 elements per thread, T.Parallel",
-    ("reduce_sum", "cuda"): "production: warp or block per row, or split rows, by shape; 16-byte loads",
-    ("reduce_sum", "tilelang"): "production: 8 loads in flight per thread, threads by row length",
-    ("softmax", "cuda"): "production: row in registers when it fits, else online",
-    ("softmax", "tilelang"): "production: row in registers (cached) or online, by row length",
-}
+# What the production kernel adds over the last step file: its title in the chapters' charts
+# (each operator's record, operators/<op>.py).
+PRODUCTION = {(op, lang): title for op in OPS for lang, title in OPERATORS[op].production.items()}
 PRODUCTION_PATH = {"cuda": "ops/{op}/nvidia/{op}_cuda.cu", "tilelang": "ops/{op}/tilelang/{op}.py"}
 _TITLE = re.compile(r'^(?://|"""|#)?\s*Step \d+:\s*(.*?)\.?\s*$')
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from operator_runtime_testing.operators import OPERATORS
 from operator_runtime_testing.tensors import TensorSpec as T  # noqa: F401  (re-exported for cases)
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -19,12 +20,13 @@ class Case:
     tilelang: str | None = None       # the tilelang backend refuses this case with this message
 
 
-# Operators the tilelang backend implements; it must refuse the others by name.
-TILELANG_OPS = ("copy", "vector_add", "reduce_sum", "softmax", "matmul")
+# Operators the tilelang backend implements (the runtime's SIGNATURE says how it maps them); it
+# must refuse the others by name.
+TILELANG_OPS = tuple(op for op, r in OPERATORS.items() if r.signature.tilelang)
 # Operators whose TileLang kernels do not lower to the C target: refused on the CPU, by name.
-TILELANG_GPU_ONLY = {"matmul": "T.gemm has no lowering for TileLang's C target"}
+TILELANG_GPU_ONLY = {op: r.tilelang_gpu_only for op, r in OPERATORS.items() if r.tilelang_gpu_only}
 # Operators whose TileLang kernels take only some dtypes: (dtypes, the refusal of the others).
-TILELANG_DTYPES = {"matmul": ((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16")}
+TILELANG_DTYPES = {op: r.tilelang_dtypes for op, r in OPERATORS.items() if r.tilelang_dtypes}
 
 
 def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> str | None:

@@ -23,6 +23,10 @@ class OpSignature:
     inputs: tuple[str, ...]                    # input tensor argument names, in C order
     attrs: tuple[type, ...] = ()               # ctypes types of the attributes after the views
     in_place_ok: bool = False                  # may out be an input viewed identically?
+    # how the tilelang backend maps a call onto ops/<name>/tilelang/<name>.py (tilelang_backend._layout):
+    # "elementwise" (flat kernel, or strided with broadcasting), "rows" (one dim reduced or normalised:
+    # rows kernel, or strided), "tiles" (one program over contiguous operands); None: no TileLang kernel
+    tilelang: str | None = None
 
 
 class BoundOp:

@@ -25,15 +25,18 @@ from types import ModuleType
 import torch
 
 from ..errors import BackendUnavailableError, UnsupportedError
+from ..ops import SIGNATURES
 from .binding import PreparedBase
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-IMPLEMENTED = {"copy": "copy_program", "vector_add": "vector_add_program", "reduce_sum": "reduce_sum_program",
-               "softmax": "softmax_program", "matmul": "matmul_program"}
-# the kernels for any other layout: strides (and broadcasting) passed to the kernel (matmul has none:
-# _refuse_matmul says what its one program takes)
-STRIDED = {op: f"{op}_strided_program" for op in IMPLEMENTED if op != "matmul"}
-ROW_OPS = ("reduce_sum", "softmax")  # reductions over one dim: rows (contiguous, innermost) or strided
+# How each operator maps onto its kernels is its SIGNATURE's ``tilelang`` (operator_runtime/ops/<op>.py).
+_MAPPING = {op: signature.tilelang for op, signature in SIGNATURES.items() if signature.tilelang}
+# op -> the program factory of ops/<op>/tilelang/<op>.py for contiguous operands
+IMPLEMENTED = {op: f"{op}_program" for op in _MAPPING}
+# the kernels for any other layout: strides (and broadcasting) passed to the kernel ("tiles" ops
+# have none: matmul's _refuse_matmul says what its one program takes)
+STRIDED = {op: f"{op}_strided_program" for op, how in _MAPPING.items() if how != "tiles"}
+ROW_OPS = tuple(op for op, how in _MAPPING.items() if how == "rows")  # one dim: rows (innermost) or strided
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
@@ -227,7 +230,7 @@ def _layout(op: str, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs:
     are contiguous and d is innermost (all later dims of size 1), else the strided one."""
     if op in ROW_OPS:
         return _row_layout(op, out, inputs[0], attrs, gpu)
-    if op == "matmul":  # (batch, M, K) @ (batch, K, N) -> (batch, M, N); the tile config by out's shape class
+    if _MAPPING[op] == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
         shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
         return Layout(IMPLEMENTED[op], tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])), shapes)
     tensors = (*inputs, out)

@@ -6,7 +6,7 @@ import torch
 
 from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
-SIGNATURE = OpSignature("matmul", inputs=("a", "b"))
+SIGNATURE = OpSignature("matmul", inputs=("a", "b"), tilelang="tiles")
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,

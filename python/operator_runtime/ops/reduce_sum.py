@@ -8,7 +8,7 @@ import torch
 
 from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
-SIGNATURE = OpSignature("reduce_sum", inputs=("input",), attrs=(ctypes.c_int64, ctypes.c_int32))
+SIGNATURE = OpSignature("reduce_sum", inputs=("input",), attrs=(ctypes.c_int64, ctypes.c_int32), tilelang="rows")
 
 
 def reduce_sum(input: torch.Tensor, dim: int, keepdim: bool = False, *, out: torch.Tensor | None = None,

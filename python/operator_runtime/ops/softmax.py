@@ -8,7 +8,7 @@ import torch
 
 from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
-SIGNATURE = OpSignature("softmax", inputs=("input",), attrs=(ctypes.c_int64,))
+SIGNATURE = OpSignature("softmax", inputs=("input",), attrs=(ctypes.c_int64,), tilelang="rows")
 
 
 def softmax(input: torch.Tensor, dim: int, *, out: torch.Tensor | None = None,

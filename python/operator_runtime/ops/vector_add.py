@@ -6,7 +6,7 @@ import torch
 
 from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
-SIGNATURE = OpSignature("vector_add", inputs=("a", "b"), in_place_ok=True)
+SIGNATURE = OpSignature("vector_add", inputs=("a", "b"), in_place_ok=True, tilelang="elementwise")
 
 
 def vector_add(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,

@@ -18,45 +18,23 @@ from pathlib import Path
 
 import torch
 
+from ..operators import OPERATORS, get
+
 PREAMBLE = """#include <cstdint>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
 """
-# How each lab's kernel is launched: element-wise kernels get a grid smaller than the data for
-# large inputs (so they must loop, grid-stride); row kernels get one 256-thread block per row.
-LAUNCHERS = {
-    "copy": ("(const void* x, void* y, int64_t n, void* stream)",
-             "if (n == 0) return 0; int64_t blocks = (n + 255) / 256; if (blocks > 1056) blocks = 1056;\n"
-             "  copy_kernel<T><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>((const T*)x, (T*)y, n);"),
-    "vector_add": ("(const void* a, const void* b, void* c, int64_t n, void* stream)",
-                   "if (n == 0) return 0; int64_t blocks = (n + 255) / 256; if (blocks > 1056) blocks = 1056;\n"
-                   "  vector_add_kernel<T><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>("
-                   "(const T*)a, (const T*)b, (T*)c, n);"),
-    "reduce_sum": ("(const void* x, void* y, int64_t rows, int64_t row_len, void* stream)",
-                   "if (rows == 0) return 0;\n"
-                   "  reduce_sum_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
-                   "(const T*)x, (T*)y, rows, row_len);"),
-    "softmax": ("(const void* x, void* y, int64_t rows, int64_t row_len, void* stream)",
-                "if (rows == 0 || row_len == 0) return 0;\n"
-                "  softmax_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
-                "(const T*)x, (T*)y, rows, row_len);"),
-    # one 256-thread block per 32x32 tile of C: blockIdx.x walks N's tiles, blockIdx.y M's
-    "matmul": ("(const void* a, const void* b, void* c, int64_t m, int64_t n, int64_t k, void* stream)",
-               "if (m == 0 || n == 0) return 0;\n"
-               "  dim3 grid((unsigned)((n + 31) / 32), (unsigned)((m + 31) / 32));\n"
-               "  matmul_kernel<T><<<grid, 256, 0, (cudaStream_t)stream>>>((const T*)a, (const T*)b, (T*)c, m, n, k);"),
-}
+# How each lab's kernel is launched, from each operator's record (operators/<op>.py, its CudaLab):
+# (parameters, body). Element-wise kernels get a grid smaller than the data for large inputs (so
+# they must loop, grid-stride); row kernels get one 256-thread block per row; matmul a block per
+# 32x32 tile of C.
+LAUNCHERS = {op: (r.cuda.params, f"if ({r.cuda.empty}) return 0;\n  {r.cuda.launch}") for op, r in OPERATORS.items()}
 # A step kernel of a chapter (ops/<op>/steps/*.cu) brings its own launch: a host function
 # ``launch<T>(inputs..., out, sizes..., stream)`` next to its kernel, since how the grid is sized is
 # part of what each step teaches. The entry points (and so the calls) stay the lab's.
-STEP_LAUNCHERS = {
-    "copy": "if (n == 0) return 0; launch<T>((const T*)x, (T*)y, n, (cudaStream_t)stream);",
-    "vector_add": "if (n == 0) return 0; launch<T>((const T*)a, (const T*)b, (T*)c, n, (cudaStream_t)stream);",
-    "reduce_sum": "if (rows == 0) return 0; launch<T>((const T*)x, (T*)y, rows, row_len, (cudaStream_t)stream);",
-    "softmax": "if (rows == 0 || row_len == 0) return 0; launch<T>((const T*)x, (T*)y, rows, row_len, (cudaStream_t)stream);",
-    "matmul": "if (m == 0 || n == 0) return 0; launch<T>((const T*)a, (const T*)b, (T*)c, m, n, k, (cudaStream_t)stream);",
-}
+STEP_LAUNCHERS = {op: f"if ({r.cuda.empty}) return 0; launch<T>({r.cuda.casts}, (cudaStream_t)stream);"
+                  for op, r in OPERATORS.items()}
 SUFFIX = {torch.float32: ("f32", "float"), torch.float16: ("f16", "__half"), torch.bfloat16: ("bf16", "__nv_bfloat16")}
 # Per user (never a shared /tmp folder another user could plant libraries in), by source hash.
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "oprt-lab-cuda"
@@ -75,12 +53,7 @@ FORBIDDEN_SOURCE = re.compile(r"\b(asm|__asm__|__asm|__attribute__)\b|\[\[\s*gnu
 
 def sizes(op: str, inputs) -> list[ctypes.c_int64]:
     """The size arguments of ``op``'s entry point (LAUNCHERS' parameters after the pointers)."""
-    x = inputs[0]
-    if op in ("copy", "vector_add"):
-        return [ctypes.c_int64(x.numel())]
-    if op == "matmul":  # A (M, K), B (K, N)
-        return [ctypes.c_int64(x.shape[0]), ctypes.c_int64(inputs[1].shape[1]), ctypes.c_int64(x.shape[1])]
-    return [ctypes.c_int64(x.shape[0]), ctypes.c_int64(x.shape[1])]  # (rows, row_len)
+    return [ctypes.c_int64(v) for v in get(op).cuda_sizes(inputs)]
 
 
 class NoCompiler(RuntimeError):

@@ -49,6 +49,7 @@ from pathlib import Path
 
 import torch
 
+from ..operators import OPERATORS
 from . import cuda_build
 
 HERE = Path(__file__).resolve().parent / "cuda_cpu_runtime"
@@ -75,8 +76,7 @@ CPU_ALLOWED = re.compile(
     r"lround|llrint|llround|fma|fmax|fmin|fabs|fdim|ldexp|frexp|modf|scalbn|ilogb|logb|copysign|nextafter|sincos)"
     r"f?")
 # Lab names of the pointers each launcher passes, in order (the output last)
-POINTERS = {"copy": ("x", "y"), "vector_add": ("a", "b", "c"), "reduce_sum": ("x", "y"), "softmax": ("x", "y"),
-            "matmul": ("a", "b", "c")}
+POINTERS = {op: r.cuda.pointers for op, r in OPERATORS.items()}
 CHEVRONS = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
 PREAMBLE = '#include "cuda_on_cpu.h"\n'
 

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 
 from ..assertions import assert_matches_torch
-from ..tolerances import ATOL_PER_TERM, TOLERANCES, matmul_atol_per_term
+from ..operators import get
+from ..tolerances import TOLERANCES
 from .cases import SHAPES, dtypes, SPECIAL, draw, output_shape, reference, special_inputs
 from .kernels import guarded, guarded_input, unguard
 
@@ -157,18 +158,17 @@ def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed
     expected = reference(op, *case.inputs).to(case.dtype)
     extra = _extra_atol(op, case)
     try:
-        assert_matches_torch(out.cpu(), expected, exact=op == "copy", extra_atol=extra)
+        assert_matches_torch(out.cpu(), expected, exact=get(op).exact, extra_atol=extra)
     except AssertionError as e:
         text, mask = diagnose(out.detach().cpu(), expected, op, case, lang, list(passed))
         raise Wrong(f"{where}: {e}\n{text}", mask) from None
 
 
 def _extra_atol(op: str, case: Case):
-    """Sums carry float32 accumulation error that grows with the terms added (tolerances.py)."""
-    if op == "matmul":
-        a, b = (t.double().abs() for t in case.inputs)
-        return matmul_atol_per_term(case.shape[2]) * (a @ b)
-    return ATOL_PER_TERM * case.inputs[0].double().abs().sum(-1) if op == "reduce_sum" else 0.0
+    """Sums carry float32 accumulation error that grows with the terms added (tolerances.py; each
+    operator's record says how: operators/<op>.py)."""
+    widen = get(op).extra_atol
+    return widen(case.inputs, case.shape) if widen else 0.0
 
 
 def _outside(before: list[int], after: list[int], numel: int, lang: str) -> str:
@@ -187,7 +187,7 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
              passed: list[Case] = ()) -> tuple[str, torch.Tensor]:
     """(which elements are wrong, in words a student can act on, with the first few of them;
     the mask of wrong elements)."""
-    exact, special = op == "copy", SPECIAL.get(op) == case.shape
+    exact, special = get(op).exact, SPECIAL.get(op) == case.shape
     g, w = got.double().reshape(want.shape), want.double()
     rtol, atol = (0.0, 0.0) if exact else TOLERANCES[want.dtype]
     bound = atol + torch.as_tensor(_extra_atol(op, case), dtype=torch.float64).expand_as(w) + rtol * w.abs()

@@ -13,7 +13,10 @@ import math
 
 import torch
 
-ELEMENTWISE = ("copy", "vector_add")  # kernels see 1-d tensors; row ops see (rows, row_len)
+from ..operators import OPERATORS
+
+# kernels see 1-d tensors; row ops see (rows, row_len)
+ELEMENTWISE = tuple(op for op, r in OPERATORS.items() if r.kind == "elementwise")
 GUARD = 4096  # elements on each side: more than any tile a lab kernel uses
 GUARD_VALUE = -31.0  # exact in every lab dtype, and not a value a lab kernel writes by accident
 # TileLang adds bounds checks to stores it cannot prove in range (LegalizeSafeMemoryAccess); a lab

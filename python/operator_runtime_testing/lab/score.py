@@ -39,7 +39,7 @@ class Job:
 
 def dtype_names(device: str) -> list[str]:
     """TileLang's names of the dtypes a check draws on ``device`` (what export.py saves per; a
-    superset for an op with fewer TileLang dtypes there, cases.DTYPE_EXCEPTIONS)."""
+    superset for an op with fewer TileLang dtypes there, the record's lab_dtypes)."""
     return [TL_DTYPES[d] for d in DTYPES[device]]
 
 

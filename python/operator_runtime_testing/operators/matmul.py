@@ -1,0 +1,42 @@
+"""matmul: C = A @ B, tiled (lab 5). Lab shapes are (M, N, K): A (M, K), B (K, N), C (M, N)."""
+
+import torch
+
+from ..tolerances import matmul_atol_per_term
+from .record import CudaLab, Operator
+
+
+def _extra_atol(inputs, shape):
+    a, b = (t.double().abs() for t in inputs)
+    return matmul_atol_per_term(shape[2]) * (a @ b)
+
+
+RECORD = Operator(
+    name="matmul",
+    kind="matmul",
+    contract_attrs=(),
+    contract_shapes=lambda s: ((s[0], s[0]), [s, s[::-1]]),  # a (R, C) @ b (C, R)
+    # one element, K = 1, odd sizes, tails past a 32/64 tile in every dim, K = 0 (C is all zeros: an
+    # empty loop over K must still write), a long K (a float16 accumulator drifts there), empty M
+    lab_shapes=((1, 1, 1), (7, 9, 13), (40, 50, 1), (33, 65, 17), (5, 6, 0), (100, 37, 129), (19, 23, 1000),
+                (0, 8, 5)),
+    bench_shape=(4096, 4096, 4096),  # 137 GFLOP, compute-bound: timed in TFLOP/s, not GB/s
+    input_shapes=lambda s: [(s[0], s[2]), (s[2], s[1])],
+    output_shape=lambda s: s[:2],
+    reference=lambda a, b: a @ b,
+    torch_op=lambda out, a, b: torch.matmul(a, b, out=out),
+    flops=lambda s: 2 * s[0] * s[1] * s[2],
+    extra_atol=_extra_atol,
+    # T.gemm on a GPU multiplies float32 tiles as tf32 (a 10-bit mantissa) on the tensor cores, a
+    # float32 result torch's float32 matmul would not give: the TileLang check there takes the
+    # 16-bit dtypes, whose products are exact
+    lab_dtypes={("cuda", "tilelang"): (torch.float16, torch.bfloat16)},
+    # one 256-thread block per 32x32 tile of C: blockIdx.x walks N's tiles, blockIdx.y M's
+    cuda=CudaLab(pointers=("a", "b", "c"), sizes=("m", "n", "k"), empty="m == 0 || n == 0",
+                 launch="dim3 grid((unsigned)((n + 31) / 32), (unsigned)((m + 31) / 32));\n"
+                        "  matmul_kernel<T><<<grid, 256, 0, (cudaStream_t)stream>>>((const T*)a, (const T*)b, "
+                        "(T*)c, m, n, k);"),
+    cuda_sizes=lambda inputs: (inputs[0].shape[0], inputs[1].shape[1], inputs[0].shape[1]),  # A (M, K), B (K, N)
+    tilelang_gpu_only="T.gemm has no lowering for TileLang's C target",
+    tilelang_dtypes=((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16"),
+)

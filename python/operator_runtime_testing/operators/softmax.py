@@ -1,0 +1,28 @@
+"""softmax: each row's exp(x - max) / sum (the runtime: over any dim), lab 4."""
+
+import torch
+
+from .record import CudaLab, Operator
+
+RECORD = Operator(
+    name="softmax",
+    kind="rows",
+    contract_attrs=(-1,),  # dim
+    contract_shapes=lambda s: (s, [s]),
+    contract_bad_attrs=(((5,), "dim 5 is out of range"),),
+    lab_shapes=((1, 1), (7, 5), (33, 1023), (3, 5000), (2, 70_001), (0, 9)),
+    bench_shape=(8192, 8192),
+    input_shapes=lambda s: [s],
+    output_shape=lambda s: s,
+    reference=lambda x: torch.softmax(x, -1),
+    torch_op=lambda out, x: torch.softmax(x, -1),  # softmax has no out= form: it allocates
+    # large magnitudes, part of a row -inf, a whole row -inf (lab/cases.special_inputs)
+    special_shape=(4, 37),
+    cuda=CudaLab(pointers=("x", "y"), sizes=("rows", "row_len"), empty="rows == 0 || row_len == 0",
+                 launch="softmax_kernel<T><<<(unsigned)rows, 256, 0, (cudaStream_t)stream>>>("
+                        "(const T*)x, (T*)y, rows, row_len);"),
+    cuda_sizes=lambda inputs: (inputs[0].shape[0], inputs[0].shape[1]),
+    production={"cuda": "production: row in registers when it fits, else online",
+                "tilelang": "production: row in registers (cached) or online, by row length"},
+    step_bench_shapes=((8192, 8192), (131072, 256)),
+)

@@ -21,9 +21,11 @@ class Case:
 
 # Operators the tilelang backend implements; it must refuse the others by name.
 TILELANG_OPS = ("copy", "vector_add", "reduce_sum", "softmax", "matmul")
-# Operators whose TileLang kernels do not lower to the C target: refused on the CPU, by name.
-TILELANG_GPU_ONLY = {"matmul": "T.gemm has no lowering for TileLang's C target"}
-# Operators whose TileLang kernels take only some dtypes: (dtypes, the refusal of the others).
+# Refusals (Case.tilelang) of the GPU kernel only: matmul's TMA copies need 16-byte rows and K >= 1;
+# its C-target kernel loads element by element and runs those cases on the CPU.
+TILELANG_GPU_ONLY = {"matmul": ("K and N must be multiples of 8", "needs K >= 1")}
+# Operators whose TileLang GPU kernels take only some dtypes: (dtypes, the refusal of the others).
+# (matmul on the CPU takes all three: no tensor cores there to round float32 to tf32.)
 TILELANG_DTYPES = {"matmul": ((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16")}
 
 
@@ -31,11 +33,9 @@ def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> st
     """The message (regex) the tilelang backend must refuse this case with, or None."""
     if op not in TILELANG_OPS:
         return "not implemented in the tilelang backend"
-    if device == "cpu" and op in TILELANG_GPU_ONLY:
-        return TILELANG_GPU_ONLY[op]
-    if case.tilelang:
+    if case.tilelang and not (device == "cpu" and case.tilelang in TILELANG_GPU_ONLY.get(op, ())):
         return case.tilelang
-    if op in TILELANG_DTYPES and dtype not in TILELANG_DTYPES[op][0]:
+    if device != "cpu" and op in TILELANG_DTYPES and dtype not in TILELANG_DTYPES[op][0]:
         return TILELANG_DTYPES[op][1]
     return None
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-OPS = ("copy", "vector_add", "reduce_sum", "softmax")
+OPS = ("copy", "vector_add", "reduce_sum", "softmax", "matmul")
 LANGS = ("cuda", "tilelang")
 SUFFIX = {"cuda": ".cu", "tilelang": ".py"}
 BACKEND = {"cuda": "nvidia", "tilelang": "tilelang"}  # the runtime backend that runs the production step
@@ -37,6 +37,8 @@ PRODUCTION = {
     ("reduce_sum", "tilelang"): "production: 8 loads in flight per thread, threads by row length",
     ("softmax", "cuda"): "production: row in registers when it fits, else online",
     ("softmax", "tilelang"): "production: row in registers (cached) or online, by row length",
+    ("matmul", "cuda"): "production: tensor cores (mma.sync), 3 cp.async stages; f32 on CUDA cores",
+    ("matmul", "tilelang"): "production: T.copy (TMA) and T.gemm under T.Pipelined, 3 stages",
 }
 PRODUCTION_PATH = {"cuda": "ops/{op}/nvidia/{op}_cuda.cu", "tilelang": "ops/{op}/tilelang/{op}.py"}
 _TITLE = re.compile(r'^(?://|"""|#)?\s*Step \d+:\s*(.*?)\.?\s*$')

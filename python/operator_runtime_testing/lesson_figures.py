@@ -286,17 +286,18 @@ def online_softmax_figure(x: np.ndarray | None = None):
     return fig
 
 
-# ---- matmul: the tile hierarchy and what each step's tiles buy (a model: no step kernels are timed)
+# ---- matmul: the tile hierarchy and what each step's tiles buy (a model, beside the steps' timings)
 
 # (step, block tile BM x BN, bytes per element, roof): each block loads (BM + BN) elements per k from
 # global memory (L2) for its 2 * BM * BN flops. The roof is the compute peak the step's instructions
-# can reach (CUDA cores: the FP32 peak; tensor cores: the dense f16 one).
+# can reach (CUDA cores: the FP32 peak; tensor cores: the dense f16 one). The block tiles are those
+# of ops/matmul/steps/ and the production kernels.
 MATMUL_STEPS = [
-    ("1 naive: a thread per output", 1, 1, 4, "fp32_gflops"),
-    ("2 shared tiles 32 x 32 (the lab)", 32, 32, 4, "fp32_gflops"),
-    ("3 register tiles 64 x 64, 4 x 4 per thread", 64, 64, 4, "fp32_gflops"),
-    ("4 tensor cores 128 x 128, f16", 128, 128, 2, "tensor_f16_gflops"),
-    ("5 + pipelined loads 128 x 256, f16", 128, 256, 2, "tensor_f16_gflops"),
+    ("1 naive: a thread per output (CUDA 1)", 1, 1, 4, "fp32_gflops"),
+    ("2 shared tiles 32 x 32 (CUDA 2, the lab)", 32, 32, 4, "fp32_gflops"),
+    ("3 register tiles 128 x 128, 8 x 8 per thread (CUDA 3)", 128, 128, 4, "fp32_gflops"),
+    ("4 tensor cores 128 x 128, f16 (TileLang 2)", 128, 128, 2, "tensor_f16_gflops"),
+    ("5 + pipelined loads 128 x 256, f16 (production)", 128, 256, 2, "tensor_f16_gflops"),
 ]
 
 

@@ -19,7 +19,7 @@ def program(dtype: str, gpu: bool):
     launch = dict(threads=THREADS) if gpu else {}
 
     @T.prim_func
-    def matmul(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
+    def matmul_tile_loop(A: T.Tensor((M, K), dtype), B: T.Tensor((K, N), dtype), C: T.Tensor((M, N), dtype)):
         with T.Kernel(T.ceildiv(N, BN), T.ceildiv(M, BM), **launch) as (bx, by):
             acc = T.alloc_fragment((BM, BN), "float32")
             T.clear(acc)
@@ -32,4 +32,4 @@ def program(dtype: str, gpu: bool):
                 if by * BM + i < M and bx * BN + j < N:
                     C[by * BM + i, bx * BN + j] = T.cast(acc[i, j], dtype)
 
-    return matmul
+    return matmul_tile_loop

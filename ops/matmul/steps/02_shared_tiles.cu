@@ -16,9 +16,9 @@ __global__ void matmul_shared(const T* a, const T* b, T* c, int64_t m, int64_t n
   const int tx = threadIdx.x, ty = threadIdx.y;
   const int64_t row = (int64_t)blockIdx.y * TILE + ty, col = (int64_t)blockIdx.x * TILE + tx;
   float sum = 0.0f;
-  for (int64_t k0 = 0; k0 < k; k0 += TILE) {
-    tile_a[ty][tx] = (row < m && k0 + tx < k) ? static_cast<float>(a[row * k + k0 + tx]) : 0.0f;
-    tile_b[ty][tx] = (k0 + ty < k && col < n) ? static_cast<float>(b[(k0 + ty) * n + col]) : 0.0f;
+  for (int64_t kt = 0; kt < k; kt += TILE) {  // kt: the first k of this step's tiles
+    tile_a[ty][tx] = (row < m && kt + tx < k) ? static_cast<float>(a[row * k + kt + tx]) : 0.0f;
+    tile_b[ty][tx] = (kt + ty < k && col < n) ? static_cast<float>(b[(kt + ty) * n + col]) : 0.0f;
     __syncthreads();
     for (int i = 0; i < TILE; ++i) sum += tile_a[ty][i] * tile_b[i][tx];
     __syncthreads();

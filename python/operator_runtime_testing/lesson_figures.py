@@ -139,7 +139,7 @@ def progression_figure(doc: dict | None, op: str):
             rate = _rate(r, op)
             ax.barh(y, rate, color=COLORS[s.lang], alpha=1.0 if s.production else 0.6,
                     hatch="//" if r["notes"] else None)
-            ax.text(rate, y, f" {rate:.{1 if compute else 0}f}", va="center", fontsize=8)
+            ax.text(rate, y, f" {rate:.3g}" if compute else f" {rate:.0f}", va="center", fontsize=8)
         if doc:
             any_row = next(iter(mine.values()), None)
             if compute:
@@ -149,13 +149,17 @@ def progression_figure(doc: dict | None, op: str):
                 if any_row:
                     ax.axvline(_rate(any_row, op, theirs=True), color="tab:orange", linewidth=1.5,
                                label=f"torch.matmul {_rate(any_row, op, theirs=True):.1f} TFLOP/s")
-                top = max([_rate(any_row, op, theirs=True) if any_row else 0] + [_rate(r, op) for r in mine.values()])
-                if peak and peak < 2.5 * top:  # the f16 tensor-core peak would squash every bar: named in the title
-                    ax.axvline(peak, color="tab:blue", linestyle="--", linewidth=1, label=f"datasheet peak {peak:.0f}")
-                    top = max(top, peak)
-                ax.set_xlim(0, top * 1.18)
-                suffix = f" (peak {peak:.0f} TFLOP/s)" if peak else ""
-                ax.set_title(f"{op} {'x'.join(map(str, column[0]))} {column[1]}{suffix}", fontsize=10)
+                if peak:
+                    ax.axvline(peak, color="tab:blue", linestyle="--", linewidth=1,
+                               label=f"datasheet peak {peak:.0f} TFLOP/s")
+                # log scale: the naive step and the tensor cores lie three orders of magnitude apart
+                rates = [_rate(r, op) for r in mine.values() if _rate(r, op) > 0]
+                rates += [_rate(any_row, op, theirs=True)] if any_row else []
+                rates += [peak] if peak else []
+                ax.set_xscale("log")
+                if rates:
+                    ax.set_xlim(min(rates) / 3, max(rates) * 3)
+                ax.set_title(f"{op} {'x'.join(map(str, column[0]))} {column[1]}", fontsize=10)
             else:
                 ceiling = doc.get("copy_ceiling_gbps")
                 if ceiling:
@@ -171,7 +175,7 @@ def progression_figure(doc: dict | None, op: str):
             ax.set_xlim(0, 1)
             ax.set_xticks([])
             ax.set_title(f"{op}: no H200 step figures committed yet", fontsize=10)
-        ax.set_xlabel("achieved TFLOP/s (2MNK / time)" if compute else "achieved GB/s (bytes read + written / time)")
+        ax.set_xlabel("achieved TFLOP/s (2MNK / time), log scale" if compute else "achieved GB/s (bytes read + written / time)")
     axes[0][0].set_yticks(ypos, labels, fontsize=8)
     if doc:
         d = doc["device"]

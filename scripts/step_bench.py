@@ -3,6 +3,7 @@
 
     python3 scripts/step_bench.py --json $OUT/steps.json            # on a GPU; commit as data/bench/steps/h200.json
     python3 scripts/step_bench.py --json x.json --ops copy softmax
+    python3 scripts/step_bench.py --ops matmul --json $OUT/steps-matmul.json   # commit as data/bench/steps/h200-matmul.json
 
 One run, one device, one copy ceiling: each step is timed the way the labs and tests/run_ops.py
 time (operator_runtime_testing.timing: warm-up, CUDA events, median of 30 samples) on shapes

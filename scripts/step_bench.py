@@ -3,11 +3,16 @@
 
     python3 scripts/step_bench.py --json $OUT/steps.json            # on a GPU; commit as data/bench/steps/h200.json
     python3 scripts/step_bench.py --json x.json --ops copy softmax
+    python3 scripts/step_bench.py --ops matmul --json $OUT/steps-matmul.json   # commit as data/bench/steps/h200-matmul.json
 
 One run, one device, one copy ceiling: each step is timed the way the labs and tests/run_ops.py
 time (operator_runtime_testing.timing: warm-up, CUDA events, median of 30 samples) on shapes
 larger than the H200's L2 (float32), next to eager torch on the same tensors. Before it is timed,
 each step's result is compared with torch: a wrong kernel is reported and not charted as fast.
+matmul is compute-bound: 4096^3, each step in the dtypes it is for (DTYPES: CUDA-core steps in
+f32 and f16, TileLang's in f16, whose T.gemm would round f32 to tf32), its rows carry flops
+(TFLOP/s) and torch.matmul's time on the same tensors; a step slower than MAX_CALL_S per call
+is reported and skipped (the naive kernel takes about 0.1 s on an H200).
 The JSON is run_ops.py's (performance.write_results): one row per (step, shape), backend = the
 step's language, attrs = {step, number, title}. It lives in data/bench/steps/, outside the
 data/bench/*.json that the chapters read as whole-operator benchmarks (chapter.results_files).
@@ -35,14 +40,22 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "ops"), str(ROOT / "py
 import torch  # noqa: E402
 
 from operator_runtime_testing import steps as step_files  # noqa: E402
-from operator_runtime_testing.lab.cases import INPUTS, TORCH_OPS, output_shape  # noqa: E402
+from operator_runtime_testing.lab.cases import TORCH_OPS, flops, input_shapes, output_shape  # noqa: E402
 from operator_runtime_testing.operators import OPERATORS  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
+from operator_runtime_testing.roofline import compute_peak_gflops  # noqa: E402
 from operator_runtime_testing.timing import time_callable  # noqa: E402
 
 # (shape, what it shows): every one over 60 MB of traffic in float32, so L2 cannot hold it (each
 # operator's record: operators/<op>.py step_bench_shapes)
 SHAPES = {op: list(OPERATORS[op].step_bench_shapes) for op in step_files.OPS}
+
+F32, F16 = torch.float32, torch.float16
+# (op, language) -> the dtypes its steps are timed in; float32 where not listed
+DTYPES = {("matmul", "cuda"): (F32, F16), ("matmul", "tilelang"): (F16,)}
+DTYPE_NAMES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
+TL_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
+MAX_CALL_S = 2.0  # a step slower than this per call is not timed (30 samples would take minutes)
 
 
 def _row_op(op: str) -> bool:
@@ -50,22 +63,33 @@ def _row_op(op: str) -> bool:
     return OPERATORS[op].kind == "rows"
 
 
-def _compile_tilelang(path: str, op: str) -> str:
+def dtypes(op: str, lang: str) -> tuple:
+    return DTYPES.get((op, lang), (F32,))
+
+
+def _compile_tilelang(path: str, op: str, dtype: str) -> str:
     """In a worker process: compile one TileLang step for the GPU (fills TileLang's disk cache)."""
     from operator_runtime_testing.lab.kernels import compile_tilelang
 
     step = next(s for s in step_files.steps(op, "tilelang") if str(s.path) == path)
     t0 = time.perf_counter()
-    compile_tilelang(step.program()("float32", True), "cuda")
-    return f"{step.key}: {time.perf_counter() - t0:.1f} s"
+    compile_tilelang(step.program()(dtype, True), "cuda")
+    return f"{step.key} {dtype}: {time.perf_counter() - t0:.1f} s"
 
 
 def _warm_production(op: str, row_lens: list[int]) -> str:
     """In a worker process: run the TileLang production op once per kernel variant the bench
-    shapes pick (by row length), so its kernels are in TileLang's disk cache for this process."""
+    shapes pick (by row length; matmul's by its bench shapes), so its kernels are in TileLang's
+    disk cache for this process."""
     import operator_runtime as ort
 
     t0 = time.perf_counter()
+    if op == "matmul":
+        for m, n, k in SHAPES[op]:
+            for dtype in dtypes(op, "tilelang"):
+                a = torch.randn(m, k, device="cuda", dtype=dtype)
+                ort.matmul(a, torch.randn(k, n, device="cuda", dtype=dtype), backend="tilelang")
+        row_lens = []
     for row_len in row_lens:
         x = torch.randn(2, row_len, device="cuda")
         if _row_op(op):
@@ -77,7 +101,8 @@ def _warm_production(op: str, row_lens: list[int]) -> str:
 
 
 def compile_all(todo: list[step_files.Step]) -> dict:
-    """step key -> a callable ``run(*inputs, out=out)``, everything compiled in parallel first."""
+    """(step key, dtype) -> a callable ``run(*inputs, out=out)`` (CUDA steps: one per key, any dtype),
+    everything compiled in parallel first."""
     from operator_runtime_testing.lab import cuda_build
     from operator_runtime_testing.lab.kernels import compile_tilelang, run_tilelang
 
@@ -88,7 +113,8 @@ def compile_all(todo: list[step_files.Step]) -> dict:
     with ThreadPoolExecutor(min(16, os.cpu_count() or 4)) as threads, \
             ProcessPoolExecutor(min(8, os.cpu_count() or 4), mp_context=get_context("spawn")) as processes:
         libs = {s.key: threads.submit(cuda_build.build_library, s.op, s.source(), True, capability) for s in cuda}
-        warm = [processes.submit(_compile_tilelang, str(s.path), s.op) for s in tiles]
+        warm = [processes.submit(_compile_tilelang, str(s.path), s.op, TL_NAMES[d])
+                for s in tiles for d in dtypes(s.op, s.lang)]
         warm += [processes.submit(_warm_production, s.op, sorted({shape[-1] for shape in SHAPES[s.op]})
                                   if _row_op(s.op) else [1024])  # element-wise: one kernel
                  for s in todo if s.lang == "tilelang" and s.production]
@@ -101,10 +127,11 @@ def compile_all(todo: list[step_files.Step]) -> dict:
         for s in cuda + tiles:  # a step that does not build is reported, and the others still run
             try:
                 if s.lang == "cuda":  # no synchronize after each call: back-to-back launches, as torch's are timed
-                    runners[s.key] = cuda_build.CudaLab(s.op, ctypes.CDLL(str(libs[s.key].result())), synchronize=False)
-                else:
-                    kernel = compile_tilelang(s.program()("float32", True), "cuda")  # from the cache
-                    runners[s.key] = lambda *inputs, out, k=kernel, op=s.op: run_tilelang(k, op, list(inputs), out)
+                    lab = cuda_build.CudaLab(s.op, ctypes.CDLL(str(libs[s.key].result())), synchronize=False)
+                    runners.update({(s.key, d): lab for d in dtypes(s.op, s.lang)})  # one entry point per dtype
+                for d in dtypes(s.op, s.lang) if s.lang == "tilelang" else ():
+                    kernel = compile_tilelang(s.program()(TL_NAMES[d], True), "cuda")  # from the cache
+                    runners[s.key, d] = lambda *inputs, out, k=kernel, op=s.op: run_tilelang(k, op, list(inputs), out)
             except Exception as e:  # noqa: BLE001
                 print(f"  {s.key}: does not build: {str(e)[:500]}", flush=True)
     print(f"compiled {len(cuda)} CUDA and {len(tiles)} TileLang steps in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -119,21 +146,78 @@ def production_runner(step: step_files.Step, inputs, out):
     return prepared
 
 
-def measure(step, run, inputs, out, theirs_ms: float, expected, ceiling, device: str = "cuda") -> PerformanceResult:
+def agrees(op: str, out: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Whether a step's result is torch's. matmul: torch sums K products in another order (and
+    rounds 16-bit outputs once, as the steps do), so the whole result is compared, relative to
+    its size: 1e-4 in f32 (a wrong tile or a lost K step is far larger), 1e-2 in f16/bf16."""
+    if op == "matmul":
+        if not bool(out.isfinite().all()):
+            return False
+        err = (out.double() - expected.double()).norm() / expected.double().norm().clamp_min(1e-30)
+        return err.item() <= (1e-4 if out.dtype == torch.float32 else 1e-2)
+    return torch.allclose(out, expected, rtol=1e-3, atol=1e-4, equal_nan=True)
+
+
+class TooSlow(RuntimeError):
+    pass
+
+
+def measure(step, run, inputs, out, theirs_ms: float, expected, ceiling, device: str = "cuda",
+            shape: tuple | None = None) -> PerformanceResult:
+    """``shape``: the bench shape when it is not the first input's (matmul's (M, N, K))."""
     notes = []
     out.fill_(float("nan"))
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    run()  # the first call may load what the second finds ready
+    sync()
+    t0 = time.perf_counter()
     run()
-    if device == "cuda":
-        torch.cuda.synchronize()
-    if not torch.allclose(out, expected, rtol=1e-3, atol=1e-4, equal_nan=True):
+    sync()
+    if time.perf_counter() - t0 > MAX_CALL_S:
+        raise TooSlow(f"one call took {time.perf_counter() - t0:.1f} s (> {MAX_CALL_S} s): not timed")
+    if not agrees(step.op, out, expected):
         notes.append("result differs from torch")  # a fast wrong kernel must not look good
     ours = time_callable(run, device)
     moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
+    shape = tuple(shape or inputs[0].shape)
     return PerformanceResult(
-        op=step.op, backend=step.lang, shape=list(inputs[0].shape), dtype="f32",
+        op=step.op, backend=step.lang, shape=list(shape), dtype=DTYPE_NAMES[out.dtype],
         attrs={"step": step.name, "number": step.number, "title": step.title},
         latency_ms=ours.median_ms, latency_p10_ms=ours.p10_ms, latency_p90_ms=ours.p90_ms, bytes=moved,
-        flops=0, torch_ms=theirs_ms, ceiling_gbps=ceiling, notes=notes)
+        flops=flops(step.op, shape) or 0, torch_ms=theirs_ms, ceiling_gbps=ceiling,
+        peak_gflops=compute_peak_gflops(device, DTYPE_NAMES[out.dtype], True) if step.op == "matmul" else None,
+        notes=notes)
+
+
+def bench_shape(op, shape, dtype, todo, runners, ceiling, gen, failures) -> list[PerformanceResult]:
+    """Every step of ``todo`` on fresh inputs of ``shape`` and ``dtype``, with torch on the same tensors."""
+    inputs = [torch.randn(s, device="cuda", generator=gen).to(dtype) for s in input_shapes(op, shape)]
+    out = torch.empty(output_shape(op, shape), device="cuda", dtype=dtype)
+    torch_out = torch.empty_like(out)
+    theirs = time_callable(lambda: TORCH_OPS[op](torch_out, *inputs), "cuda").median_ms
+    expected = TORCH_OPS[op](torch_out, *inputs).clone()
+    work = flops(op, shape)
+    rows = []
+    for step in todo:
+        label = f"{step.key} {'x'.join(map(str, shape))} {DTYPE_NAMES[dtype]}"
+        try:
+            if step.production:
+                with production_runner(step, inputs, out) as p:
+                    row = measure(step, p.run, inputs, out, theirs, expected, ceiling, shape=shape)
+            else:
+                run = runners.get((step.key, dtype))
+                if run is None:
+                    raise RuntimeError("not compiled")
+                row = measure(step, lambda: run(*inputs, out=out), inputs, out, theirs, expected, ceiling, shape=shape)
+        except Exception as e:  # noqa: BLE001 - one broken step must not cost the others' figures
+            failures.append(f"{label}: {type(e).__name__}: {str(e)[:300]}")
+            print(f"  {label}: FAILED {failures[-1]}", flush=True)
+            continue
+        rows.append(row)
+        rate = (f"{row.gflops / 1e3:7.1f} TFLOP/s  torch {work / theirs / 1e9:7.1f}" if work
+                else f"{row.gbps:7.0f} GB/s  torch {theirs * 1e3:8.1f} us")
+        print(f"  {label:<52} {row.latency_ms * 1e3:9.1f} us {rate}  {' '.join(row.notes)}", flush=True)
+    return rows
 
 
 def main() -> int:
@@ -156,29 +240,9 @@ def main() -> int:
     results, failures = [], []
     for op in args.ops:
         for shape in SHAPES[op]:
-            inputs = [torch.randn(shape, device="cuda", generator=gen) for _ in range(INPUTS[op])]
-            out = torch.empty(output_shape(op, shape), device="cuda")
-            torch_out = torch.empty_like(out)
-            theirs = time_callable(lambda: TORCH_OPS[op](torch_out, *inputs), "cuda").median_ms
-            expected = TORCH_OPS[op](torch_out, *inputs).clone()
-            for step in (s for s in todo if s.op == op):
-                label = f"{step.key} {'x'.join(map(str, shape))}"
-                try:
-                    if step.production:
-                        with production_runner(step, inputs, out) as p:
-                            row = measure(step, p.run, inputs, out, theirs, expected, ceiling)
-                    else:
-                        run = runners.get(step.key)
-                        if run is None:
-                            raise RuntimeError("not compiled")
-                        row = measure(step, lambda: run(*inputs, out=out), inputs, out, theirs, expected, ceiling)
-                except Exception as e:  # noqa: BLE001 - one broken step must not cost the others' figures
-                    failures.append(f"{label}: {type(e).__name__}: {str(e)[:300]}")
-                    print(f"  {label}: FAILED {failures[-1]}", flush=True)
-                    continue
-                results.append(row)
-                print(f"  {label:<48} {row.latency_ms * 1e3:9.1f} us {row.gbps:7.0f} GB/s  torch {theirs * 1e3:8.1f} us"
-                      f"  {' '.join(row.notes)}", flush=True)
+            for dtype in sorted({d for s in todo if s.op == op for d in dtypes(op, s.lang)}, key=DTYPE_NAMES.get):
+                results += bench_shape(op, shape, dtype, [s for s in todo if s.op == op and dtype in dtypes(op, s.lang)],
+                                       runners, ceiling, gen, failures)
     write_results(args.json, results, "cuda", ["scripts/step_bench.py", *sys.argv[1:]], ceiling)
     print(f"{len(results)} rows in {args.json} after {time.perf_counter() - t_start:.0f} s"
           + (f"; {len(failures)} failed:\n" + "\n".join(failures) if failures else ""))

@@ -1,6 +1,7 @@
 """The chapters' step kernels (ops/<op>/steps/, operator_runtime_testing/steps.py): every step is
 checked as a lab kernel is, on every lab input (random values, one element, odd lengths, tails,
-rows longer than a block, empty tensors, softmax's -inf and large rows). On a GPU natively; on a
+rows longer than a block, empty tensors, softmax's -inf and large rows; matmul's K = 1, K = 0 and
+long K, plus here sizes of 127 and past one 128 x 128 block tile). On a GPU natively; on a
 CPU machine CUDA steps run through the CPU path (g++ against our CUDA header, every access
 checked) and TileLang steps through TileLang's C target. Builds are cached by source hash.
 """
@@ -17,10 +18,16 @@ import pytest
 import torch
 
 from operator_runtime_testing import steps
-from operator_runtime_testing.lab import cuda_build
+from operator_runtime_testing.lab import cases, cuda_build
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = [s for s in steps.all_steps() if not s.production]
+MATMUL = [s for s in FILES if s.op == "matmul"]
+# The lab's matmul inputs stop at 100 rows and 37 columns: none crosses a 128-wide block tile (CUDA
+# step 3, TileLang step 2), so a wrong second tile in M or N would pass them. These do cross:
+# 127 everywhere, and M, N past 128 and 256 with a K tail.
+PAST_ONE_TILE = [(127, 127, 127), (129, 257, 33)]
+SM90 = {"kind": "cuda", "arch": "sm_90"}
 
 
 def test_every_op_has_three_steps_per_language_ending_in_production():
@@ -49,6 +56,29 @@ def test_step_is_correct(step, capsys):
     assert "passed" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("step", MATMUL, ids=lambda s: s.key)
+def test_matmul_step_past_one_block_tile(step, monkeypatch, capsys):
+    """The same check (fresh random inputs, guards around every tensor, each dtype of the device)
+    on matmul shapes that cross block tiles: cases.SHAPES is the table lab_cases draws from."""
+    if step.lang == "cuda" and not torch.cuda.is_available() and shutil.which("g++") is None:
+        pytest.skip("the CPU path of CUDA kernels builds with g++")
+    monkeypatch.setitem(cases.SHAPES, "matmul", PAST_ONE_TILE)
+    steps.check(step, compile_for_gpu=False)
+    assert "passed" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU every step is built for it natively")
+@pytest.mark.parametrize("step", [s for s in MATMUL if s.lang == "tilelang"], ids=lambda s: s.key)
+def test_tilelang_matmul_steps_lower_for_sm90(step):
+    """Without a GPU the C target proves the semantics; lowering for sm_90 proves the GPU program
+    exists (T.gemm on shared tiles that T.Parallel loads fill becomes wgmma there)."""
+    from tilelang.tools.compile_only import compile_kernel_source
+
+    source = compile_kernel_source(step.program()("float16", True), target=SM90)  # bf16 lowers the same way
+    assert "__global__" in source
+    assert ("wgmma" in source) == ("T.gemm(" in step.source()), "a T.gemm step runs on the tensor cores"
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="on a GPU every step is built for it natively")
 def test_cuda_steps_build_for_sm90():
     """Without a GPU the CPU path proves the semantics; nvcc proves the same text builds for the H200."""
@@ -72,3 +102,18 @@ def test_a_broken_step_is_caught():
 
     with pytest.raises(AssertionError):
         checks.check_cuda("copy", broken, own_launch=True, compile_for_gpu=False)
+
+
+def test_a_broken_matmul_step_is_caught(monkeypatch):
+    """A register-tile kernel that stores its 8 x 8 outputs without the column guard writes past
+    the row's end at the right edge: the second block tile's shape reports it."""
+    if not torch.cuda.is_available() and shutil.which("g++") is None:
+        pytest.skip("the CPU path of CUDA kernels builds with g++")
+    step = next(s for s in MATMUL if s.key == "matmul/cuda/03_register_tiles")
+    broken = step.source().replace("if (row < m && col < n)", "if (row < m)")
+    assert broken != step.source()
+    from operator_runtime_testing.lab import checks
+
+    monkeypatch.setitem(cases.SHAPES, "matmul", PAST_ONE_TILE[1:])
+    with pytest.raises(AssertionError):
+        checks.check_cuda("matmul", broken, own_launch=True, compile_for_gpu=False)

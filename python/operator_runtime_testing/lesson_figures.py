@@ -22,36 +22,68 @@ from .performance import read_results
 COLORS = {"cuda": "tab:green", "tilelang": "tab:purple"}
 
 
-def step_results() -> list[dict]:
-    """Committed step benchmarks (data/bench/steps/*.json), one per measured device; [] if none."""
+def step_results(op: str | None = None) -> list[dict]:
+    """Committed step benchmarks (data/bench/steps/*.json: one per run of step_bench.py), those
+    with rows of ``op`` when given (a run of some ops says nothing of the others); [] if none."""
     found = bench_dir()
-    return [read_results(p) for p in sorted((found / "steps").glob("*.json"))] if found else []
+    docs = [read_results(p) for p in sorted((found / "steps").glob("*.json"))] if found else []
+    return [d for d in docs if op is None or any(r["op"] == op for r in d["rows"])]
 
 
 def _rows(doc: dict, op: str) -> dict[tuple, dict]:
-    """(shape, step key) -> row, for ``op``."""
-    return {(tuple(r["shape"]), f"{op}/{r['backend']}/{r['attrs']['step']}"): r for r in doc["rows"] if r["op"] == op}
+    """(shape, dtype, step key) -> row, for ``op``."""
+    return {(tuple(r["shape"]), r["dtype"], f"{op}/{r['backend']}/{r['attrs']['step']}"): r
+            for r in doc["rows"] if r["op"] == op}
+
+
+def _columns(rows: dict) -> list[tuple]:
+    """The measured (shape, dtype) pairs, largest shape first."""
+    return sorted({(shape, dtype) for shape, dtype, _ in rows}, key=lambda c: (-math.prod(c[0]), c[1]))
+
+
+def _compute_bound(op: str) -> bool:
+    """matmul's steps are charted in TFLOP/s (its rows carry flops), the others' in GB/s."""
+    return op == "matmul"
+
+
+def _rate(r: dict, op: str, theirs: bool = False) -> float:
+    """A row's TFLOP/s (compute-bound ops) or GB/s; torch's on the same tensors when ``theirs``."""
+    if _compute_bound(op):
+        return (r["torch_gflops"] if theirs else r["gflops"]) / 1e3
+    return r["torch_gbps"] if theirs else r["gbps"]
 
 
 def step_table(doc: dict | None, op: str) -> str:
-    """Markdown: every step of ``op`` with its measured time and bandwidth per shape, or '-'."""
+    """Markdown: every step of ``op`` with its measured time and bandwidth (TFLOP/s for matmul)
+    per shape and dtype, or 'not measured yet'."""
     all_steps = step_files.steps(op)
     rows = _rows(doc, op) if doc else {}
-    shapes = sorted({shape for shape, _ in rows}, key=lambda s: -math.prod(s)) or [None]
-    head = "| step | " + " | ".join("x".join(map(str, s)) + " us (GB/s)" if s else "H200" for s in shapes) + " |"
-    lines = [head, "|" + " --- |" * (len(shapes) + 1)]
+    columns = _columns(rows) or [None]
+    unit = "TFLOP/s" if _compute_bound(op) else "GB/s"
+    dtyped = _compute_bound(op)  # the other ops' steps are all timed in float32
+
+    def title(column):
+        if column is None:
+            return "H200"
+        return "x".join(map(str, column[0])) + (f" {column[1]}" if dtyped else "") + f" us ({unit})"
+
+    head = "| step | " + " | ".join(title(c) for c in columns) + " |"
+    lines = [head, "|" + " --- |" * (len(columns) + 1)]
     for s in all_steps:
         cells = []
-        for shape in shapes:
-            r = rows.get((shape, s.key))
-            cells.append(f"{r['latency_ms'] * 1e3:.1f} ({r['gbps']:.0f})" + (" wrong!" if r["notes"] else "")
-                         if r else "not measured yet")
+        for column in columns:
+            r = rows.get((*column, s.key)) if column else None
+            other = any(key == s.key for *_, key in rows)  # timed, in another dtype only
+            cells.append(f"{r['latency_ms'] * 1e3:.1f} ({_rate(r, op):.{1 if dtyped else 0}f})"
+                         + (" wrong!" if r["notes"] else "") if r else "not timed in this dtype" if other
+                         else "not measured yet")
         lines.append(f"| {s.label} | " + " | ".join(cells) + " |")
     if doc:
         torch_cells = []
-        for shape in shapes:
-            r = next((r for (sh, _), r in rows.items() if sh == shape), None)
-            torch_cells.append(f"{r['torch_ms'] * 1e3:.1f} ({r['torch_gbps']:.0f})" if r else "-")
+        for column in columns:
+            r = next((r for (sh, dt, _), r in rows.items() if (sh, dt) == column), None)
+            torch_cells.append(f"{r['torch_ms'] * 1e3:.1f} ({_rate(r, op, theirs=True):.{1 if dtyped else 0}f})"
+                               if r else "-")
         lines.append("| torch (eager, same run) | " + " | ".join(torch_cells) + " |")
     return "\n".join(lines)
 
@@ -61,58 +93,94 @@ def step_figures(op: str, number: int | None = None) -> str:
     steps), in every committed step benchmark; says so when there is none."""
     chosen = [s for s in step_files.steps(op) if (s.production if number is None else s.number == number and not s.production)]
     lines = []
-    for doc in step_results():
+    for doc in step_results(op):
         ceiling = doc.get("copy_ceiling_gbps")
-        for (shape, key), r in sorted(_rows(doc, op).items(), key=lambda kv: (kv[0][1], -math.prod(kv[0][0]))):
+        for (shape, dtype, key), r in sorted(_rows(doc, op).items(),
+                                             key=lambda kv: (kv[0][2], -math.prod(kv[0][0]), kv[0][1])):
             for s in chosen:
-                if s.key == key:
-                    share = f", {100 * r['gbps'] / ceiling:.0f}% of the copy ceiling" if ceiling else ""
-                    lines.append(f"{doc['device'].get('name', '?')}: {s.label}, {'x'.join(map(str, shape))}: "
-                                 f"{r['latency_ms'] * 1e3:.1f} us, {r['gbps']:.0f} GB/s{share}; torch "
-                                 f"{r['torch_ms'] * 1e3:.1f} us" + ("  (result differs from torch!)" if r["notes"] else ""))
+                if s.key != key:
+                    continue
+                where = f"{doc['device'].get('name', '?')}: {s.label}, {'x'.join(map(str, shape))}"
+                if _compute_bound(op):
+                    peak = f", {100 * r['peak_fraction']:.0f}% of the datasheet peak" if r.get("peak_fraction") else ""
+                    lines.append(f"{where} {dtype}: {r['latency_ms'] * 1e3:.1f} us, {_rate(r, op):.1f} TFLOP/s{peak}; "
+                                 f"torch {_rate(r, op, theirs=True):.1f} TFLOP/s"
+                                 + ("  (result differs from torch!)" if r["notes"] else ""))
+                    continue
+                share = f", {100 * r['gbps'] / ceiling:.0f}% of the copy ceiling" if ceiling else ""
+                lines.append(f"{where}: {r['latency_ms'] * 1e3:.1f} us, {r['gbps']:.0f} GB/s{share}; torch "
+                             f"{r['torch_ms'] * 1e3:.1f} us" + ("  (result differs from torch!)" if r["notes"] else ""))
     return "\n".join(lines) or "\n".join(f"{s.label}: not measured on the H200 yet" for s in chosen)
 
 
 def progression_figure(doc: dict | None, op: str):
     """Horizontal bars: each step's achieved GB/s (one panel per measured shape), the run's copy
-    ceiling and torch as lines. Without ``doc`` the steps are listed with 'not measured yet'."""
+    ceiling and torch as lines; for matmul TFLOP/s, one panel per shape and dtype, with torch and
+    the datasheet peak of the panel's dtype (tensor cores for f16/bf16, FP32 for f32). Without
+    ``doc`` the steps are listed with 'not measured yet'."""
     all_steps = step_files.steps(op)
     rows = _rows(doc, op) if doc else {}
-    shapes = sorted({shape for shape, _ in rows}, key=lambda s: -math.prod(s)) or [None]
-    fig, axes = plt.subplots(1, len(shapes), figsize=(5.2 * len(shapes) + 3.2, 0.42 * len(all_steps) + 1.6),
+    columns = _columns(rows) or [None]
+    compute = _compute_bound(op)
+    fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns) + 3.2, 0.42 * len(all_steps) + 1.6),
                              sharey=True, squeeze=False)
     labels = [s.label if len(s.label) < 58 else s.label[:55] + "..." for s in all_steps]
     ypos = np.arange(len(all_steps))[::-1]
-    for ax, shape in zip(axes[0], shapes):
+    for ax, column in zip(axes[0], columns):
+        mine = {key: r for (sh, dt, key), r in rows.items() if (sh, dt) == column}
         for y, s in zip(ypos, all_steps):
-            r = rows.get((shape, s.key))
+            r = mine.get(s.key)
             if r is None:
-                ax.text(0.02, y, "not measured yet", va="center", fontsize=8, color="gray", transform=ax.get_yaxis_transform())
+                # a step timed in another dtype only (TileLang's T.gemm steps: not in f32) is not "missing"
+                other = any(key == s.key for *_, key in rows)
+                ax.text(0.02, y, "not timed in this dtype" if other else "not measured yet", va="center", fontsize=8,
+                        color="gray", transform=ax.get_yaxis_transform())
                 continue
-            ax.barh(y, r["gbps"], color=COLORS[s.lang], alpha=1.0 if s.production else 0.6,
+            rate = _rate(r, op)
+            ax.barh(y, rate, color=COLORS[s.lang], alpha=1.0 if s.production else 0.6,
                     hatch="//" if r["notes"] else None)
-            ax.text(r["gbps"], y, f" {r['gbps']:.0f}", va="center", fontsize=8)
+            ax.text(rate, y, f" {rate:.3g}" if compute else f" {rate:.0f}", va="center", fontsize=8)
         if doc:
-            ceiling = doc.get("copy_ceiling_gbps")
-            any_row = next((r for (sh, _), r in rows.items() if sh == shape), None)
-            if ceiling:
-                ax.axvline(ceiling, color="tab:blue", linestyle="--", linewidth=1, label=f"copy ceiling {ceiling:.0f} GB/s")
-            if any_row:
-                ax.axvline(any_row["torch_gbps"], color="tab:orange", linewidth=1.5,
-                           label=f"torch {any_row['torch_gbps']:.0f} GB/s")
-            ax.set_xlim(0, max([ceiling or 0] + [r["gbps"] for r in rows.values()]) * 1.18)
+            any_row = next(iter(mine.values()), None)
+            if compute:
+                from .roofline import row_compute_peak
+
+                peak = row_compute_peak(doc, any_row) / 1e3 if any_row and row_compute_peak(doc, any_row) else None
+                if any_row:
+                    ax.axvline(_rate(any_row, op, theirs=True), color="tab:orange", linewidth=1.5,
+                               label=f"torch.matmul {_rate(any_row, op, theirs=True):.1f} TFLOP/s")
+                if peak:
+                    ax.axvline(peak, color="tab:blue", linestyle="--", linewidth=1,
+                               label=f"datasheet peak {peak:.0f} TFLOP/s")
+                # log scale: the naive step and the tensor cores lie three orders of magnitude apart
+                rates = [_rate(r, op) for r in mine.values() if _rate(r, op) > 0]
+                rates += [_rate(any_row, op, theirs=True)] if any_row else []
+                rates += [peak] if peak else []
+                ax.set_xscale("log")
+                if rates:
+                    ax.set_xlim(min(rates) / 3, max(rates) * 3)
+                ax.set_title(f"{op} {'x'.join(map(str, column[0]))} {column[1]}", fontsize=10)
+            else:
+                ceiling = doc.get("copy_ceiling_gbps")
+                if ceiling:
+                    ax.axvline(ceiling, color="tab:blue", linestyle="--", linewidth=1,
+                               label=f"copy ceiling {ceiling:.0f} GB/s")
+                if any_row:
+                    ax.axvline(any_row["torch_gbps"], color="tab:orange", linewidth=1.5,
+                               label=f"torch {any_row['torch_gbps']:.0f} GB/s")
+                ax.set_xlim(0, max([ceiling or 0] + [r["gbps"] for r in rows.values()]) * 1.18)
+                ax.set_title(f"{op} {'x'.join(map(str, column[0]))} float32", fontsize=10)
             ax.legend(loc="lower right", fontsize=8)
-            ax.set_title(f"{op} {'x'.join(map(str, shape))} float32", fontsize=10)
         else:
             ax.set_xlim(0, 1)
             ax.set_xticks([])
             ax.set_title(f"{op}: no H200 step figures committed yet", fontsize=10)
-        ax.set_xlabel("achieved GB/s (bytes read + written / time)")
+        ax.set_xlabel("achieved TFLOP/s (2MNK / time), log scale" if compute else "achieved GB/s (bytes read + written / time)")
     axes[0][0].set_yticks(ypos, labels, fontsize=8)
     if doc:
         d = doc["device"]
-        fig.suptitle(f"{d.get('name', '?')}, measured {doc['created'][:10]}: each step toward the copy ceiling",
-                     fontsize=10)
+        goal = "torch.matmul" if compute else "the copy ceiling"
+        fig.suptitle(f"{d.get('name', '?')}, measured {doc['created'][:10]}: each step toward {goal}", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -222,17 +290,18 @@ def online_softmax_figure(x: np.ndarray | None = None):
     return fig
 
 
-# ---- matmul: the tile hierarchy and what each step's tiles buy (a model: no step kernels are timed)
+# ---- matmul: the tile hierarchy and what each step's tiles buy (a model, beside the steps' timings)
 
 # (step, block tile BM x BN, bytes per element, roof): each block loads (BM + BN) elements per k from
 # global memory (L2) for its 2 * BM * BN flops. The roof is the compute peak the step's instructions
-# can reach (CUDA cores: the FP32 peak; tensor cores: the dense f16 one).
+# can reach (CUDA cores: the FP32 peak; tensor cores: the dense f16 one). The block tiles are those
+# of ops/matmul/steps/ and the production kernels.
 MATMUL_STEPS = [
-    ("1 naive: a thread per output", 1, 1, 4, "fp32_gflops"),
-    ("2 shared tiles 32 x 32 (the lab)", 32, 32, 4, "fp32_gflops"),
-    ("3 register tiles 64 x 64, 4 x 4 per thread", 64, 64, 4, "fp32_gflops"),
-    ("4 tensor cores 128 x 128, f16", 128, 128, 2, "tensor_f16_gflops"),
-    ("5 + pipelined loads 128 x 256, f16", 128, 256, 2, "tensor_f16_gflops"),
+    ("1 naive: a thread per output (CUDA 1)", 1, 1, 4, "fp32_gflops"),
+    ("2 shared tiles 32 x 32 (CUDA 2, the lab)", 32, 32, 4, "fp32_gflops"),
+    ("3 register tiles 128 x 128, 8 x 8 per thread (CUDA 3)", 128, 128, 4, "fp32_gflops"),
+    ("4 tensor cores 128 x 128, f16 (TileLang 2)", 128, 128, 2, "tensor_f16_gflops"),
+    ("5 + pipelined loads 128 x 256, f16 (production)", 128, 256, 2, "tensor_f16_gflops"),
 ]
 
 

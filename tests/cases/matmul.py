@@ -16,7 +16,8 @@ from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
 API, PREPARE = "matmul", "prepare_matmul"
 EXACT = False
 
-# What the tilelang backend refuses (on the GPU; on the CPU it refuses matmul altogether).
+# What the tilelang backend refuses (on the GPU; on the CPU, where its C kernel loads element by element,
+# only CONTIGUOUS and BROADCAST: cases/spec.py TILELANG_GPU_ONLY).
 CONTIGUOUS = "needs contiguous tensors"
 BROADCAST = "needs a and b of one batch"
 ALIGN = "K and N must be multiples of 8"

@@ -23,9 +23,10 @@ class Case:
 # Operators the tilelang backend implements (the runtime's SIGNATURE says how it maps them); it
 # must refuse the others by name.
 TILELANG_OPS = tuple(op for op, r in OPERATORS.items() if r.signature.tilelang)
-# Operators whose TileLang kernels do not lower to the C target: refused on the CPU, by name.
+# Refusals (Case.tilelang) of an operator's GPU kernel only (e.g. matmul's TMA copies need 16-byte
+# rows and K >= 1, while its C-target kernel loads element by element and runs those cases).
 TILELANG_GPU_ONLY = {op: r.tilelang_gpu_only for op, r in OPERATORS.items() if r.tilelang_gpu_only}
-# Operators whose TileLang kernels take only some dtypes: (dtypes, the refusal of the others).
+# Operators whose TileLang GPU kernels take only some dtypes: (dtypes, the refusal of the others).
 TILELANG_DTYPES = {op: r.tilelang_dtypes for op, r in OPERATORS.items() if r.tilelang_dtypes}
 
 
@@ -33,11 +34,9 @@ def tilelang_refusal(op: str, case: Case, dtype: torch.dtype, device: str) -> st
     """The message (regex) the tilelang backend must refuse this case with, or None."""
     if op not in TILELANG_OPS:
         return "not implemented in the tilelang backend"
-    if device == "cpu" and op in TILELANG_GPU_ONLY:
-        return TILELANG_GPU_ONLY[op]
-    if case.tilelang:
+    if case.tilelang and not (device == "cpu" and case.tilelang in TILELANG_GPU_ONLY.get(op, ())):
         return case.tilelang
-    if op in TILELANG_DTYPES and dtype not in TILELANG_DTYPES[op][0]:
+    if device != "cpu" and op in TILELANG_DTYPES and dtype not in TILELANG_DTYPES[op][0]:
         return TILELANG_DTYPES[op][1]
     return None
 

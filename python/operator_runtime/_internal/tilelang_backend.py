@@ -118,7 +118,10 @@ def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = (), pro
         prim_func = getattr(module, program)(*dtypes, gpu, *extra)
         # The cython execution backend exposes the compiled host function (lib.call), which
         # DirectLaunch calls without TileLang's per-call Python path.
-        kernel = tilelang.compile(prim_func, target="cuda" if gpu else "c", execution_backend="cython")
+        # A kernel module may ask for C compiler flags on the CPU (TileLang passes none: -O0).
+        flags = None if gpu else getattr(module, "CPU_COMPILE_FLAGS", None)
+        kernel = tilelang.compile(prim_func, target="cuda" if gpu else "c", execution_backend="cython",
+                                  compile_flags=flags)
         with _lock:
             _kernels.setdefault(key, kernel)
     return _kernels[key]
@@ -135,11 +138,9 @@ def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: 
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
-    """What ops/matmul/tilelang/matmul.py expresses: contiguous f16/bf16 operands of one batch
-    on a GPU, with the 16-byte row strides and alignment its TMA copies need."""
-    if out.device.type == "cpu":
-        raise UnsupportedError("matmul: T.gemm has no lowering for TileLang's C target (it infers no fragment "
-                               "layout there); the cpu backend runs matmul on the CPU")
+    """What ops/matmul/tilelang/matmul.py expresses: contiguous operands of one batch; on a GPU
+    f16/bf16 with the 16-byte row strides and alignment its TMA copies need, on the CPU (its C
+    kernel loads element by element) f32, f16 and bf16 of any sizes."""
     for name, t in (("out", out), ("a", a), ("b", b)):
         if not t.is_contiguous():
             raise UnsupportedError(f"matmul: the tilelang backend needs contiguous tensors; {name} has strides "
@@ -147,6 +148,11 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
     if a.dim() != b.dim() or a.shape[:-2] != b.shape[:-2]:
         raise UnsupportedError(f"matmul: the tilelang backend needs a and b of one batch (no broadcasting); "
                                f"a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    if max(t.numel() for t in (out, a, b)) >= 2**31:
+        raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
+                               "not expressible")
+    if out.device.type == "cpu":
+        return
     k, n = a.shape[-1], b.shape[-1]
     if out.numel() and k == 0:
         raise UnsupportedError("matmul: the tilelang kernel needs K >= 1 (a TMA descriptor cannot describe an empty "
@@ -157,9 +163,6 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
     if out.dtype not in (torch.float16, torch.bfloat16):
         raise UnsupportedError(f"matmul: the tilelang backend multiplies float16 and bfloat16 (T.gemm on {out.dtype} "
                                f"would round to tf32); the nvidia backend runs float32")
-    if max(t.numel() for t in (out, a, b)) >= 2**31:
-        raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
-                               "not expressible")
 
 
 @dataclass
@@ -232,7 +235,8 @@ def _layout(op: str, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs:
         return _row_layout(op, out, inputs[0], attrs, gpu)
     if _MAPPING[op] == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
         shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
-        return Layout(IMPLEMENTED[op], tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])), shapes)
+        extra = tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])) if gpu else ()  # one CPU kernel
+        return Layout(IMPLEMENTED[op], extra, shapes)
     tensors = (*inputs, out)
     if all(t.shape == out.shape and t.is_contiguous() for t in tensors):
         return Layout(IMPLEMENTED[op], (), [(out.numel(),)] * len(tensors))

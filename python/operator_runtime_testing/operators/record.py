@@ -75,9 +75,9 @@ class Operator:
     # charts (an op without steps has none), and the shapes scripts/step_bench.py times
     production: dict = field(default_factory=dict)
     step_bench_shapes: tuple[tuple, ...] = ()
-    # the tilelang backend's limits the tests expect refused (tests/cases/spec.py): on the CPU
-    # (C target) with this message; dtypes outside (dtypes, message)
-    tilelang_gpu_only: str | None = None
+    # the tilelang backend's limits the tests expect (tests/cases/spec.py): the refusals (regexes of
+    # Case.tilelang) that only its GPU kernel makes; on the GPU, dtypes outside (dtypes, message)
+    tilelang_gpu_only: tuple[str, ...] = ()
     tilelang_dtypes: tuple | None = None
 
     def __post_init__(self):

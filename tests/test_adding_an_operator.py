@@ -45,6 +45,7 @@ NOT_TABLES = {
     "tests/ops/test_opinfo_tilelang.py": "torch's OpInfo samples of softmax, sum and add",
     "tests/ops/test_kernel_strategies.py": "the OPRT_<OP>_STRATEGY overrides of the nvidia kernels that have them",
     "tests/test_lab_leaks.py": "KNOWN counts today's leaks of some labs; a new operator's is 0, its default",
+    "tests/test_lesson_figures.py": "the step charts and diagrams of particular chapters",
 }
 # Not code: prose, data, the labs' notebooks and fixtures, each operator's own folder, this record.
 SKIP_PREFIXES = ("data/", "book/", "labs/", "tests/labs/", "ops/", "python/operator_runtime_testing/operators/",

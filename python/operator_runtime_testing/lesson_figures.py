@@ -10,7 +10,6 @@ says so on its face and shows no bar.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -345,8 +344,8 @@ def matmul_tiling_figure(block=(128, 128), warp=(64, 32), mma=(16, 8)):
     block tile in warp tiles (one per warp), a warp tile in mma tiles (one mma.sync m16n8k16 each)."""
     fig, axes = plt.subplots(1, 3, figsize=(12, 4))
     levels = [("C: 512 x 512 in block tiles", (512, 512), block, "one block: " + "x".join(map(str, block))),
-              (f"a block tile in warp tiles", block, warp, f"one warp: {warp[0]}x{warp[1]} (8 warps)"),
-              (f"a warp tile in mma tiles", warp, mma, f"one mma.sync: {mma[0]}x{mma[1]} outputs, K step 16")]
+              ("a block tile in warp tiles", block, warp, f"one warp: {warp[0]}x{warp[1]} (8 warps)"),
+              ("a warp tile in mma tiles", warp, mma, f"one mma.sync: {mma[0]}x{mma[1]} outputs, K step 16")]
     colors = ("tab:blue", "tab:green", "tab:red")
     for ax, (title, (h, w), (th, tw), note), color in zip(axes, levels, colors):
         for r in range(0, h, th):

@@ -1,18 +1,17 @@
 // matmul on NVIDIA GPUs: f32 accumulation, the result rounded once to out's dtype.
 //
-// Two kernels, chosen per call:
+// Three kernels, chosen per call:
 // - Tensor cores (f16/bf16 on sm_80+): a 128 x 128 block tile (128 x 256 for large outputs), K
 //   in steps of 32, 8 warps of 64 x 32 (64 x 64) each, mma.sync m16n8k16 with f32 accumulators
-//   in registers. Operand tiles reach
-//   shared memory by cp.async, STAGES deep (the loads of steps k+1, k+2 fly while step k
+//   in registers. Operand tiles reach shared memory by cp.async, STAGES deep (the loads of steps k+1, k+2 fly while step k
 //   multiplies), and registers by ldmatrix (.trans for the operand whose K is not contiguous).
 //   Each operand may be row- or column-major (4 instantiations); what it needs is 16-byte rows:
 //   a contiguous dim, a leading stride and batch stride that are multiples of 8 elements, and a
 //   16-byte aligned pointer. Chunks of a tile that cross the tensor's edge in M, N or K are
 //   loaded element by element with zeros past the edge (not with cp.async's zero-fill form, whose
 //   16-byte source address compute-sanitizer reports past a small operand), so a partial tile
-//   multiplies zeros and no load leaves the tensor. Shared rows are padded by 16 bytes, so ldmatrix's 8 row reads hit 8 distinct bank
-//   groups (conflict-free) without a swizzle.
+//   multiplies zeros and no load leaves the tensor. Shared rows are padded by 16 bytes, so
+//   ldmatrix's 8 row reads hit 8 distinct bank groups (conflict-free) without a swizzle.
 // - CUDA cores (f32, or any layout the tensor-core path cannot load): a 64 x 64 tile, K in
 //   steps of 16 through shared memory, 4 x 4 outputs per thread; every load through the plan's
 //   strides, bounds-checked.

@@ -9,7 +9,7 @@ set -uo pipefail
 source .gpu/env.sh
 export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
 OUT=${OUT:-_build/gpu-final}; mkdir -p "$OUT"
-T0=$SECONDS; BUDGET=${FINAL_BUDGET:-560}
+T0=$SECONDS; BUDGET=${FINAL_BUDGET:-640}
 left() { local l=$(( BUDGET - (SECONDS - T0) )); (( l < $1 )) && echo $(( l > 5 ? l : 5 )) || echo "$1"; }
 cap() { local name=$1 limit; limit=$(left "$2"); shift 2; local t0=$SECONDS
   timeout -s INT --kill-after=15 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
@@ -25,10 +25,17 @@ cap lab5 150 $PY --nbval labs/05_matmul.ipynb tests/test_lab_mistakes.py tests/t
 cap memcheck 150 $SAN --tool memcheck $PY tests/ops -x --backend nvidia -k "matches_torch and (f32 or bf16) and not large-k" &
 cap racecheck 150 $SAN --tool racecheck $PY tests/ops/test_matmul.py tests/ops/test_softmax.py -x --backend nvidia \
   -k "matches_torch and bf16 and not large-k" &
+cap initcheck 150 $SAN --tool initcheck $PY tests/ops/test_softmax.py tests/ops/test_reduce_sum.py tests/ops/test_vector_add.py -x \
+  --backend nvidia -k "matches_torch and f32" &
 wait
 cap eager 40 python3 scripts/eager_host_times.py --backend nvidia,tilelang --json "$OUT/h200-eager-host.json"
-cap bench 400 python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$OUT/h200.json"
+cap bench 330 python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$OUT/h200.json"
+cap ncu 45 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
+  -k regex:'softmax|sum_block|sum_warp|sum_row|zip_tiles|matmul' -c 8 python3 scripts/kernel_goals_once.py
+cap steps-matmul 200 python3 scripts/step_bench.py --ops matmul --json "$OUT/steps-matmul.json"
 echo "=== failures"; grep -hE "^(FAILED|ERROR) |========= (Invalid|Race|Uninit|ERROR SUMMARY: [1-9])" "$OUT"/*.log | head -30
 echo "=== eager"; tail -n 9 "$OUT/eager.log"
 echo "=== bench"; grep -E "^(nvidia|tilelang) " "$OUT/bench.log" | cut -c1-150
+echo "=== ncu"; grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy" "$OUT/ncu.log" | cut -c1-140 | head -60
+echo "=== steps"; grep -E "matmul" "$OUT/steps-matmul.log" | tail -n 20 | cut -c1-150
 echo "=== summary ($((SECONDS - T0)) s)"; cat "$OUT/summary.txt"

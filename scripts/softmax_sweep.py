@@ -14,7 +14,8 @@ One line per setting: ms, GB/s (ideal traffic: read and write once), fraction of
 ceiling (torch's copy_ measured in the same run), and torch ms / ours (above 1: faster).
 
 Groups: 8192x8192 f16 and bf16 softmax (RowGroups: threads per row x values per thread
->= 8192, rows per block, staging; "staged": the default before the first sweep),
+>= 8192, rows per block, staging, resident=1: the staged values read from shared memory
+instead of registers; "staged": the default before the first sweep),
 131072x256 f32 / bf16 softmax (ShortRows' lanes per row, its opt-in prefetch and waves:
 SHORT_EXTRAS) and 262144x128 f32 / bf16 reduce_sum (lanes per row), each with the
 kernels before: "old".
@@ -52,6 +53,8 @@ def row_group_configs(row_len: int, quick: bool) -> list[str]:
                     continue
                 for stages in ((0, 2) if quick else (0, 2, 3)):
                     out.append(f"threads={threads},vals={vals},rows={rows},stages={stages}")
+                    if stages and threads * rows <= 512:  # the resident kernel's block limit
+                        out.append(f"threads={threads},vals={vals},rows={rows},stages={stages},resident=1")
     return out
 
 

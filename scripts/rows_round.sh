@@ -29,8 +29,9 @@ step() {  # step NAME SECONDS COMMAND...: runs it under a time limit, logs to $O
 }
 
 TESTS="tests/ops/test_kernel_strategies.py tests/ops/test_softmax.py tests/ops/test_reduce_sum.py"
-# ShortRows (default for rows <= 1024), RowGroups staged and not, several rows per block
-MEMCHECK_K="(matches_torch and (short or staged) and (f32 or bf16)) or softmax-config-lanes4 or config-threads64-vals64-rows4-stages2 or config-threads512-vals16"
+# ShortRows (default for rows <= 1024), RowGroups staged and not (the default for 16-bit rows
+# of 4097..8192: row-groups), several rows per block, the resident kernel, ShortRows' prefetch
+MEMCHECK_K="(matches_torch and (short or staged or row-groups) and (f32 or bf16)) or softmax-config-lanes4 or config-threads64-vals64-rows4-stages2 or config-threads512-vals16 or config-resident1 or config-threads64-vals64-rows4-stages3-resident1 or config-prefetch1 or config-prefetch2-waves4 or config-lanes8-prefetch3"
 memcheck() {
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 99 --print-limit 20 \
     python3 -m pytest $TESTS -q -x --backend nvidia -p no:cacheprovider -k "$MEMCHECK_K"
@@ -41,8 +42,8 @@ export -f memcheck
 step build 160 bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"
 step test 90 python3 -m pytest $TESTS -q --backend nvidia -p no:cacheprovider
-step sweep 50 python3 scripts/softmax_sweep.py --json "$OUT/softmax_sweep.json"
-step memcheck 55 memcheck
+step sweep 90 python3 scripts/softmax_sweep.py --json "$OUT/softmax_sweep.json"
+step memcheck 120 memcheck
 echo "=== failures (test)"
 grep -E "^(FAILED|ERROR)|Error|error:" "$OUT/test.log" | head -n 25
 echo "=== memcheck"

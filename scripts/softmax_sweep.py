@@ -14,8 +14,11 @@ One line per setting: ms, GB/s (ideal traffic: read and write once), fraction of
 ceiling (torch's copy_ measured in the same run), and torch ms / ours (above 1: faster).
 
 Groups: 8192x8192 f16 and bf16 softmax (RowGroups: threads per row x values per thread
->= 8192, rows per block, staging), 131072x256 f32 softmax and 262144x128 f32 / bf16
-reduce_sum (ShortRows' lanes per row, and the kernels before: "old").
+>= 8192, rows per block, staging, resident=1: the staged values read from shared memory
+instead of registers; "staged": the default before the first sweep),
+131072x256 f32 / bf16 softmax (ShortRows' lanes per row, its opt-in prefetch and waves:
+SHORT_EXTRAS) and 262144x128 f32 / bf16 reduce_sum (lanes per row), each with the
+kernels before: "old".
 """
 
 from __future__ import annotations
@@ -50,16 +53,31 @@ def row_group_configs(row_len: int, quick: bool) -> list[str]:
                     continue
                 for stages in ((0, 2) if quick else (0, 2, 3)):
                     out.append(f"threads={threads},vals={vals},rows={rows},stages={stages}")
+                    if stages and threads * rows <= 512:  # the resident kernel's block limit
+                        out.append(f"threads={threads},vals={vals},rows={rows},stages={stages},resident=1")
     return out
+
+
+# ShortRows' opt-in keys (softmax): prefetch (1: the next row's loads in registers before
+# this row's reductions; 2, 3: stages in shared memory) and waves (the grid in resident
+# grids: 1 persistent, 64 a block per 16..256 rows, scheduled by the hardware)
+SHORT_EXTRAS = ("prefetch=1", "prefetch=2", "prefetch=3", "waves=4", "waves=64", "prefetch=1,waves=64",
+                "lanes=32,prefetch=1", "lanes=32,waves=64", "lanes=32,prefetch=1,waves=64", "lanes=32,prefetch=2",
+                "lanes=16,prefetch=1", "lanes=16,prefetch=1,waves=64")
 
 
 def groups(quick: bool) -> dict[str, dict]:
     lanes = [1, 2, 4, 8, 16, 32]
     short_softmax = [{"label": "auto"}, {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
-        {"label": f"lanes={n}", "OPRT_SOFTMAX_CONFIG": f"lanes={n}"} for n in lanes if n >= 4]
+        {"label": f"lanes={n}", "OPRT_SOFTMAX_CONFIG": f"lanes={n}"} for n in lanes if n >= 4] + [
+        {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in SHORT_EXTRAS]
     short_sum = [{"label": "auto"}, {"label": "old", "OPRT_REDUCE_SUM_STRATEGY": "old"}] + [
         {"label": f"lanes={n}", "OPRT_REDUCE_SUM_CONFIG": f"lanes={n}"} for n in lanes if n >= 2]
-    long16 = [{"label": "auto (Staged)"}, {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
+    # auto: kDefaultConfig's RowGroups (512 threads x 16 values, 1 row, 2 stages) since the
+    # first sweep; "staged" sets it aside (Staged, the default before)
+    long16 = [{"label": "auto (RowGroups 512x16, 2 stages)"},
+              {"label": "staged", "OPRT_SOFTMAX_STRATEGY": "staged"},
+              {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
         {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in row_group_configs(8192, quick)]
     return {
         "softmax-f16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.float16, "settings": long16},
@@ -121,7 +139,8 @@ def main() -> int:
               f"torch {torch_ms:.4f} ms ({bytes_moved / torch_ms / 1e6:.0f} GB/s)", flush=True)
         print(f"{'setting':<44}{'ms':>9}{'GB/s':>8}{'ceil%':>7}{'torch/ours':>11}", flush=True)
         for setting in g["settings"]:
-            lanes = next((int(v.partition("lanes=")[2]) for v in setting.values() if "lanes=" in v), None)
+            lanes = next((int(kv.partition("=")[2]) for v in setting.values() for kv in v.split(",")
+                          if kv.startswith("lanes=")), None)
             if lanes and lanes * 8 * (16 // x.element_size()) < shape[1]:
                 continue  # too few lanes for the row (8 packs each at most): the kernel picks its own
             set_env(setting)

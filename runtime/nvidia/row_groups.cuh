@@ -40,13 +40,23 @@ inline int next_pow2(int64_t v) {
   return p;
 }
 
-// Up to 4 packs per lane (64 bytes in flight per thread), fewer lanes when the row is
-// shorter: a 128-long f32 row takes 8 lanes of 4 packs, 4 rows per warp. `lanes` > 0
-// forces the lanes per row (OPRT_*_CONFIG lanes=); packs then grow up to 8.
+// 16 values per lane (kShortLaneValues), fewer lanes when the row is shorter: a 128-long
+// f32 row takes 8 lanes of 4 packs (4 rows per warp), a 128-long bf16 row 8 lanes of 2
+// packs, rows past 512 elements 32 lanes of up to 8 packs. Values, not bytes: the H200
+// sweep (data/bench/goals/h200-rows-sweep.json) found each kernel's best at 16 values per
+// lane for both widths where the two differed (reduce_sum 262144x128: f32 lanes=8, bf16
+// lanes=8, 1.37x torch against 1.31x at 4 lanes; softmax 131072x256 bf16: lanes=16,
+// 1.23x torch against 0.93x at 8 lanes); a 16-bit lane holding 32 values (the old rule:
+// 4 packs, 64 bytes, like f32) converts and adds twice as many values per load. softmax
+// 131072x256 f32 is within 3% of its best (32 lanes) at 16. `lanes` > 0 forces the lanes
+// per row (OPRT_*_CONFIG lanes=); packs then grow up to 8.
+constexpr int kShortLaneValues = 16;
+
 inline ShortShape short_shape(int64_t row_len, int pack, int lanes = 0) {
   const int64_t packs = (row_len + pack - 1) / pack;
   ShortShape s;
-  s.lanes = lanes > 0 ? lanes : static_cast<int>(std::min<int64_t>(32, next_pow2((packs + 3) / 4)));
+  s.lanes = lanes > 0 ? lanes
+                      : static_cast<int>(std::min<int64_t>(32, next_pow2((row_len + kShortLaneValues - 1) / kShortLaneValues)));
   s.packs = next_pow2((packs + s.lanes - 1) / s.lanes);
   if (s.packs > 8) return {};
   return s;

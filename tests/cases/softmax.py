@@ -58,6 +58,11 @@ def correctness_cases():
         Case("short-rows-1024", (T((65, 1024)),), {"dim": -1}),
         Case("short-rows-all-neg-inf", (T((9, 64), values="all_neg_inf"),), {"dim": -1}),
         Case("staged-rows-unaligned", (T((33, 2048), layout="offset"),), {"dim": -1}),
+        # 16-bit rows of 4097..8192 (nvidia: RowGroups, 512 threads x 16 values, two stages by
+        # default): more rows than resident blocks (the stages wrap), and rows whose length is
+        # not a multiple of the 16-byte vector (no staging, element tails)
+        Case("row-groups-rows", (T((600, 4104)),), {"dim": -1}),
+        Case("row-groups-odd", (T((37, 4099)),), {"dim": -1}),
         Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
         Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),
         Case("all-neg-inf", (T((3, 9), values="all_neg_inf"),), {"dim": -1}),

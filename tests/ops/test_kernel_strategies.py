@@ -21,10 +21,15 @@ MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid")),
 # The launch-shape overrides (OPRT_*_CONFIG): every kernel shape the sweep
 # (scripts/softmax_sweep.py) may try must give torch's results on every case. softmax's
 # threads/vals/rows/stages shape the 16-bit rows of 1025 to threads * vals elements (the
-# cases row-1500 .. staged-tail); lanes, the short rows (up to 1024).
+# cases row-1500 .. row-groups-odd; keys not given keep the built-in ones: stages=2);
+# resident=1 reads staged rows from shared memory instead of registers (a block above 512
+# threads cannot launch it: the register kernel runs); lanes, prefetch (1: registers, 2-3:
+# shared memory) and waves, the short rows (up to 1024).
 CONFIGS = {"softmax": ("OPRT_SOFTMAX_CONFIG", (
-               "threads=512,vals=16", "threads=256,vals=32,stages=3", "threads=64,vals=64,rows=4,stages=2",
-               "threads=32,vals=64,rows=4", "threads=1024,vals=8", "lanes=1", "lanes=4")),
+               "threads=512,vals=16,stages=0", "threads=256,vals=32,stages=3", "threads=64,vals=64,rows=4,stages=2",
+               "threads=32,vals=64,rows=4", "threads=1024,vals=8", "lanes=1", "lanes=4", "prefetch=1",
+               "lanes=32,prefetch=1,waves=64", "lanes=1,prefetch=1", "prefetch=2,waves=4", "lanes=8,prefetch=3",
+               "resident=1", "threads=64,vals=64,rows=4,stages=3,resident=1", "threads=1024,vals=8,resident=1")),
            "reduce_sum": ("OPRT_REDUCE_SUM_CONFIG", ("lanes=1", "lanes=32"))}
 SETTINGS = {**{op: variable for op, (variable, _) in MODES.items()},
             **{f"{op}-config": variable for op, (variable, _) in CONFIGS.items()}}
@@ -83,7 +88,10 @@ BAD_CONFIGS = [  # (op, value, what the message must say)
     ("softmax", "threads=8", "threads \\* rows = 8 threads per block is not a multiple of 32"),
     ("softmax", "stages=1", "stages=1 is not 0, 2 or 3"),
     ("softmax", "lanes=64", "lanes=64 is not an integer in \\[1, 32\\]"),
-    ("softmax", "warps=4", "unknown key 'warps' \\(keys: threads, vals, rows, stages, lanes\\)"),
+    ("softmax", "warps=4", "unknown key 'warps' \\(keys: threads, vals, rows, stages, lanes, prefetch, waves, resident\\)"),
+    ("softmax", "resident=2", "resident=2 is not an integer in \\[0, 1\\]"),
+    ("softmax", "prefetch=4", "prefetch=4 is not an integer in \\[0, 3\\]"),
+    ("softmax", "waves=0", "waves=0 is not an integer in \\[1, 64\\]"),
     ("softmax", "threads=", "threads= is not an integer"),
     ("reduce_sum", "lanes=3", "lanes=3 is not an integer in \\[1, 32\\], a power of two"),
 ]

@@ -2,9 +2,10 @@
 //
 // choose_strategy() below is the whole decision, by the layout and length of the rows:
 //   contiguous rows (reducing the innermost dim), 16-byte packed loads:
-//     up to 1024 elements   ShortRows: a group of 1..32 lanes per row (up to 4 packs per
-//                           lane held in registers), several rows per warp, 256 threads
-//                           per block; a row's loads are all issued before any add.
+//     up to 1024 elements   ShortRows: a group of 1..32 lanes per row (16 values per
+//                           lane held in registers, short_shape: 4 f32 packs, 2 16-bit
+//                           ones), several rows per warp, 256 threads per block; a row's
+//                           loads are all issued before any add.
 //                           262144x128 f32 on the H200 took 71.8 us through WarpPerRow
 //                           (a 64-bit division per row, one pack in flight per lane, 5
 //                           shuffles per row), against 39.8 us for the step kernel

@@ -2,9 +2,9 @@
 //
 // choose_strategy() below is the whole decision:
 //   contiguous rows (the innermost dim):
-//     up to 1024 elements         ShortRows: a group of 1..32 lanes per row (up to 4
-//                                 packs per lane, 8 for f32 rows past 512), the row in
-//                                 registers, several rows per warp, group shuffles only.
+//     up to 1024 elements         ShortRows: a group of 1..32 lanes per row (16 values
+//                                 per lane, 32 for rows past 512: short_shape), the row
+//                                 in registers, several rows per warp, group shuffles only.
 //                                 131072x256 f32 took 168.6 us through WarpCached (each
 //                                 lane held 32 values, 24 of them padding) against
 //                                 67.6 us for torch on the H200
@@ -19,9 +19,11 @@
 //     longer rows                 online softmax (running max and rescaled sum in one
 //                                 pass), then a second pass that writes: two reads;
 //                                 split over several blocks when rows are fewer than SMs
+//   16-bit rows of 4097 to 8192 elements: RowGroups, 512 threads x 16 values per row, two
+//     stages (kDefaultConfig: 59% of the copy ceiling at 8192x8192 f16 on the H200, Staged 41%)
 //   OPRT_SOFTMAX_CONFIG (see SoftmaxConfig) sets the launch shape of 16-bit rows past
 //     1024 elements (RowGroups: threads per row, values per thread, rows per block, staging)
-//     and the lanes per row of ShortRows, to sweep them (scripts/softmax_sweep.py);
+//     and ShortRows' lanes per row, prefetch and grid, to sweep them (scripts/softmax_sweep.py);
 //   OPRT_SOFTMAX_STRATEGY=old brings back the choice before Staged and ShortRows (see Mode);
 //   OPRT_SOFTMAX_STRATEGY=rowgrid reads long 16-byte aligned rows once instead (RowGrid: a
 //     co-resident grid, rows cut into pieces of 32 KiB held in shared memory while the row's
@@ -51,9 +53,10 @@ namespace {
 enum class Strategy { ShortRows, RowGroups, WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
 
 // OPRT_SOFTMAX_STRATEGY, read when a descriptor is created (kept in backend_variant):
-//   auto    (default) Staged for 16-bit rows it fits
+//   auto    (default) RowGroups in kDefaultConfig's shape for the 16-bit rows it covers,
+//           Staged for other 16-bit rows it fits
 //   old     the strategies before Staged and RowGrid existed, to benchmark against
-//   staged  Staged for every dtype it fits (f32 too)
+//   staged  Staged for every dtype it fits (f32 too); kDefaultConfig's RowGroups set aside
 //   rowgrid as auto, and RowGrid for long rows it fits (measured slower so far: see the top)
 enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2, kRowGrid = 3 };
 
@@ -72,40 +75,64 @@ struct Launch {
   int64_t piece_len = 0;  // RowGrid: elements per piece
   unsigned grid = 0;      // RowGrid: co-resident blocks
   ShortShape shape{};     // ShortRows, RowGroups: threads per row (lanes), packs per thread
-  int stages = 0;         // RowGroups: rows landing in shared memory per group (0: none)
+  int stages = 0;         // RowGroups, ShortRows: rows landing in shared memory per group (0: none;
+                          // 1, ShortRows only: the next row's loads held in registers)
+  int waves = 1;          // ShortRows: the grid in resident grids
+  bool resident = false;  // RowGroups with stages: the values read from the stages, not held in registers
 };
 
-// OPRT_SOFTMAX_CONFIG="threads=512,vals=16,rows=1,stages=0,lanes=8", parsed once per
-// descriptor (at create) into backend_params; every key optional:
+// OPRT_SOFTMAX_CONFIG="threads=512,vals=16,rows=1,stages=2,resident=1,lanes=8,prefetch=1,waves=4",
+// parsed once per descriptor (at create) into backend_params, key by key over
+// kDefaultConfig; every key optional:
 //   threads  threads per row of RowGroups (a power of two up to 32, or a multiple of 32)
 //   vals     row values each of them holds in registers: 8, 16, 32 or 64
 //   rows     rows per block (threads * rows <= 1024)
 //   stages   0: none; 2 or 3: the group's next rows land in shared memory (cp.async)
 //            meanwhile (rows 16-byte aligned, the shared memory fitting; else 0)
 //   lanes    ShortRows' lanes per row (a power of two up to 32)
-// With threads, vals, rows or stages given, 16-bit contiguous rows of 1025 to threads * vals
-// elements take RowGroups with them (threads default 512, vals 16, rows 1, stages 0: the
-// shape of the TileLang kernel that reached 54% of the copy ceiling at 8192x8192 f16);
-// other rows keep the default choice. An invalid value fails create, naming the key.
+//   prefetch ShortRows' next row while it reduces this one: 0 none (default); 1 its loads
+//            issued into registers (as WarpCached); 2 or 3 stages in shared memory (cp.async,
+//            rows 16-byte aligned; else none)
+//   resident 1: RowGroups with stages reads the row's values from shared memory in each
+//            pass instead of holding them in registers (softmax_row_groups_resident: fewer
+//            registers, more blocks per SM); 0 (default): held in registers
+//   waves    ShortRows' grid in resident grids (default 1: persistent, each group striding
+//            over the rows; more: the hardware hands out the blocks, no tail of groups that
+//            got one row more than the others)
+// With threads, vals, rows or stages given in the environment, 16-bit contiguous rows of
+// 1025 to threads * vals elements take RowGroups with them (the keys not given keep
+// kDefaultConfig's values); from kDefaultConfig alone, only the rows longer than half of
+// threads * vals (no thread left without values: the rows the sweep measured). Other rows keep the default choice. An
+// invalid value fails create, naming the key.
 struct SoftmaxConfig {
-  int threads = 512, vals = 16, rows = 1, stages = 0, lanes = 0;
-  bool row_groups = false;  // threads, vals, rows or stages were given
+  int threads = 512, vals = 16, rows = 1, stages = 0, lanes = 0, prefetch = 0, waves = 1, resident = 0;
+  int row_groups = 0;  // 0: none; kShapeGiven: threads, vals, rows or stages in the environment;
+                       // kShapeBuiltIn: from kDefaultConfig only
 };
+constexpr int kShapeGiven = 1, kShapeBuiltIn = 2;
+constexpr int kConfigParams = 9;
 
-// The built-in launch shape, in OPRT_SOFTMAX_CONFIG's syntax ("": the strategies above, as
-// before). Once scripts/softmax_sweep.py has found a RowGroups shape that beats Staged on the
-// H200, it goes here, with its figures.
-constexpr const char* kDefaultConfig = "";
+// The built-in launch shape, in OPRT_SOFTMAX_CONFIG's syntax. From the H200 sweep
+// (data/bench/goals/h200-rows-sweep.json, scripts/softmax_sweep.py): 8192x8192 f16 took
+// 0.1090 ms with 512 threads x 16 values per row, one row per block, two stages (59% of
+// the copy ceiling, 2.38x torch) against 0.1571 ms through Staged (41%); bf16 the same
+// (58%). OPRT_SOFTMAX_STRATEGY=staged (or old) sets it aside.
+constexpr const char* kDefaultConfig = "threads=512,vals=16,rows=1,stages=2";
 
-void config_from_env(int (&params)[6]) {
-  const char* text = env_or("OPRT_SOFTMAX_CONFIG", kDefaultConfig);
+void config_from_env(int (&params)[kConfigParams]) {
   SoftmaxConfig c;
   int threads = 0, vals = 0, rows = 0, stages = -1;
-  parse_config("OPRT_SOFTMAX_CONFIG", text,
-               {{"threads", &threads, 1, 1024, false, true}, {"vals", &vals, 8, 64, true}, {"rows", &rows, 1, 1024},
-                {"stages", &stages, 0, 3}, {"lanes", &c.lanes, 1, 32, true}});
+  bool shape_given = false;
+  const char* const texts[2] = {kDefaultConfig, env_or("OPRT_SOFTMAX_CONFIG", "")};
+  for (const char* text : texts)  // the built-in keys, then the environment's over them
+    parse_config("OPRT_SOFTMAX_CONFIG", text,
+                 {{"threads", &threads, 1, 1024, false, true}, {"vals", &vals, 8, 64, true}, {"rows", &rows, 1, 1024},
+                  {"stages", &stages, 0, 3}, {"lanes", &c.lanes, 1, 32, true}, {"prefetch", &c.prefetch, 0, 3},
+                  {"waves", &c.waves, 1, 64}, {"resident", &c.resident, 0, 1}});
+  for (const char* key : {"threads=", "vals=", "rows=", "stages="}) shape_given |= std::strstr(texts[1], key) != nullptr;
+  const char* text = *texts[1] ? texts[1] : kDefaultConfig;
   if (stages == 1) fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_CONFIG=", text, ": stages=1 is not 0, 2 or 3");
-  c.row_groups = threads || vals || rows || stages >= 0;
+  c.row_groups = shape_given ? kShapeGiven : (threads || vals || rows || stages >= 0) ? kShapeBuiltIn : 0;
   if (threads) c.threads = threads;
   if (vals) c.vals = vals;
   if (rows) c.rows = rows;
@@ -114,14 +141,17 @@ void config_from_env(int (&params)[6]) {
     fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_CONFIG=", text, ": threads * rows = ", c.threads * c.rows,
          " threads per block is not a multiple of 32 up to 1024");
   params[0] = c.threads, params[1] = c.vals, params[2] = c.rows, params[3] = c.stages, params[4] = c.lanes;
-  params[5] = c.row_groups;
+  params[5] = c.row_groups, params[6] = c.prefetch, params[7] = c.waves, params[8] = c.resident;
 }
 
-SoftmaxConfig config_of(const int (&params)[6]) {
+SoftmaxConfig config_of(const int (&params)[kConfigParams]) {
   SoftmaxConfig c;
   if (params[0]) c.threads = params[0], c.vals = params[1], c.rows = params[2], c.stages = params[3];
   c.lanes = params[4];
-  c.row_groups = params[5] != 0;
+  c.row_groups = params[5];
+  c.prefetch = params[6];
+  if (params[7]) c.waves = params[7];
+  c.resident = params[8];
   return c;
 }
 
@@ -185,23 +215,30 @@ int row_grid_capacity(oprt_dtype dtype, int sms) {
   return blocks * sms;
 }
 
-Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (&params)[6], int sms) {
+Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (&params)[kConfigParams], int sms) {
   if (contiguous_rows(p)) {
     const int bytes = dtype_bytes(dtype), pack = 16 / bytes;
     const SoftmaxConfig cfg = config_of(params);
+    const bool aligned = p.rows == 1 || rows_pack_aligned(p, pack);
     if (mode != kOld && p.row_len <= kShortRowMax) {
       ShortShape shape = short_shape(p.row_len, pack, cfg.lanes);
       if (shape.lanes == 0) shape = short_shape(p.row_len, pack);  // forced lanes too few for the row
       Launch l{Strategy::ShortRows, kShortThreads, 1};
       l.shape = shape;
+      l.waves = cfg.waves;
+      // register prefetch holds two rows: not with 8 packs per lane (128 values)
+      l.stages = cfg.prefetch == 1 ? (shape.packs < 8 ? 1 : 0) : aligned ? cfg.prefetch : 0;
       return l;
     }
     if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
-    const bool aligned = p.rows == 1 || rows_pack_aligned(p, pack);
-    if (mode != kOld && cfg.row_groups && bytes == 2 && p.row_len <= int64_t{cfg.threads} * cfg.vals) {
+    const int64_t shape_len = int64_t{cfg.threads} * cfg.vals;
+    const bool row_groups = cfg.row_groups == kShapeGiven ||
+                            (cfg.row_groups == kShapeBuiltIn && mode != kStagedAll && 2 * p.row_len > shape_len);
+    if (mode != kOld && row_groups && bytes == 2 && p.row_len <= shape_len) {
       Launch l{Strategy::RowGroups, cfg.threads * cfg.rows, 1};
       l.shape = {cfg.threads, cfg.vals / pack};
       l.stages = aligned ? cfg.stages : 0;  // cp.async copies whole aligned packs
+      l.resident = cfg.resident != 0;
       return l;
     }
     const bool staged = mode == kStagedAll || ((mode == kAuto || mode == kRowGrid) && bytes == 2);
@@ -456,10 +493,14 @@ __global__ void __launch_bounds__(kCachedThreads, 2) softmax_staged(RowPlan p, c
 // needed before the next write). Stages > 0: each group's next Stages - 1 rows land in
 // shared memory (cp.async) while it computes this one; each thread copies exactly the
 // packs it will read, and has consumed its previous values before it refills a stage.
-// Register bound: up to 16 values per thread, blocks of up to 1024 threads (64 registers);
-// more values, up to 512 (128 registers), so the 64-value rows do not spill.
+// Stages == 1 (ShortRows' prefetch=1): no shared memory; the group's next row's loads are
+// issued into a second CachedRow before this row's reductions (as WarpCached's Prefetch),
+// so a warp keeps a row in flight while it shuffles and computes exp.
+// Register bound: up to 16 values held per thread (both rows counted), blocks of up to
+// 1024 threads (64 registers); more values, up to 512 (128 registers), so the 64-value
+// rows do not spill.
 template <class T, int Packs, int Stages>
-__global__ void __launch_bounds__(Packs * kPack<T> <= 16 ? 1024 : 512) softmax_row_groups(RowPlan p, int lanes, const T* __restrict__ x, T* __restrict__ y) {
+__global__ void __launch_bounds__(Packs * kPack<T> * (Stages == 1 ? 2 : 1) <= 16 ? 1024 : 512) softmax_row_groups(RowPlan p, int lanes, const T* __restrict__ x, T* __restrict__ y) {
   constexpr int E = kPack<T>;
   extern __shared__ __align__(16) unsigned char groups_smem[];
   __shared__ float scratch[2][32];
@@ -479,7 +520,7 @@ __global__ void __launch_bounds__(Packs * kPack<T> <= 16 ? 1024 : 512) softmax_r
   const int64_t stage_len = p.row_len / E * E;  // the whole packs of a row
   T* const stages = reinterpret_cast<T*>(groups_smem) + static_cast<int64_t>(g) * Stages * stage_len;
   auto issue = [&](int64_t row, int stage) {  // copies row's packs of this thread; one commit group
-    if constexpr (Stages > 0) {
+    if constexpr (Stages >= 2) {
       if (row < p.rows) {
         int64_t in_off, out_off;
         p.row_offsets(row, in_off, out_off);
@@ -494,8 +535,20 @@ __global__ void __launch_bounds__(Packs * kPack<T> <= 16 ? 1024 : 512) softmax_r
   };
   const int64_t first = static_cast<int64_t>(blockIdx.x) * groups + g;
 #pragma unroll
-  for (int s = 0; s < (Stages > 0 ? Stages - 1 : 0); ++s) issue(first + s * step, s);
+  for (int s = 0; s < (Stages >= 2 ? Stages - 1 : 0); ++s) issue(first + s * step, s);
   int stage = 0;
+  // Stages == 1: the row's loads (in registers), whether it is packed
+  auto load_row = [&](int64_t row, CachedRow<T, Packs>& r) {
+    const bool valid = row < p.rows;
+    int64_t in_off = 0, out_off = 0;
+    if (valid) p.row_offsets(row, in_off, out_off);
+    const bool packed = valid && both_aligned(x + in_off, y + out_off);
+    r.load(x + in_off, valid ? p.row_len : 0, packed, lane, lanes);  // length 0: no loads, all -inf
+    return packed;
+  };
+  CachedRow<T, Packs> ahead;
+  bool ahead_packed = false;
+  if constexpr (Stages == 1) ahead_packed = load_row(first, ahead);
   // block-uniform loop (shuffles and barriers need every thread): groups past the end idle
   for (int64_t row0 = static_cast<int64_t>(blockIdx.x) * groups; row0 < p.rows; row0 += step) {
     const int64_t row = row0 + g;
@@ -504,7 +557,11 @@ __global__ void __launch_bounds__(Packs * kPack<T> <= 16 ? 1024 : 512) softmax_r
     if (valid) p.row_offsets(row, in_off, out_off);
     CachedRow<T, Packs> r;
     bool packed;
-    if constexpr (Stages > 0) {
+    if constexpr (Stages == 1) {
+      r = ahead;
+      packed = ahead_packed;
+      ahead_packed = load_row(row + step, ahead);  // in flight during this row's reductions
+    } else if constexpr (Stages >= 2) {
       issue(row + (Stages - 1) * step, (stage + Stages - 1) % Stages);
       async_wait<Stages - 1>();  // every group but the newest Stages - 1: this row's
       r.load_staged(stages + stage * stage_len, x + in_off, valid ? p.row_len : 0, lane, lanes);
@@ -518,7 +575,126 @@ __global__ void __launch_bounds__(Packs * kPack<T> <= 16 ? 1024 : 512) softmax_r
     const float s = reduce(Sum{}, r.exp_sum(m), scratch[1]);
     if (valid) r.store_scaled(y + out_off, p.row_len, packed, lane, lanes, 1.f / s);
   }
-  if constexpr (Stages > 0) async_wait<0>();
+  if constexpr (Stages >= 2) async_wait<0>();
+}
+
+// RowGroups with stages, the row's values left in shared memory (OPRT_SOFTMAX_CONFIG
+// resident=1, 16-bit rows): each thread reads its packs from the stage three times (max,
+// exp-sum, then exp again and the store) instead of holding them in registers. Why: the
+// register kernel at 512 threads x 16 values uses 61 registers (ptxas -v, sm_90), so two
+// blocks of 512 fit per SM (50% occupancy, ~43% achieved in the ncu of Staged): two rows in
+// flight per SM beside the two in registers. Here one pack is live at a time, capped at 40
+// registers (__launch_bounds__(512, 3); ptxas -v, sm_90: 24 bytes spilled at 512 x 16 with
+// two stages, 4 with three): three blocks of 512 per SM, each with its stages in flight.
+// Shared memory reads cost no DRAM or L2 traffic, and exp twice per value is within the
+// SM's budget at these byte rates. Blocks above 512 threads cannot launch it: the register
+// kernel runs them. Same arithmetic in the
+// same order as CachedRow (max, then exp and sum by pack and element, then exp * 1 / sum),
+// so the results are the register kernel's bit for bit. Each thread reads only the packs it
+// copied, and has stored its last value from a stage before it refills it (the store needs
+// the read), so no barrier guards the stages beyond the reductions'.
+template <class T, int Packs, int Stages>
+__global__ void __launch_bounds__(512, 3) softmax_row_groups_resident(RowPlan p, int lanes, const T* __restrict__ x,
+                                                                     T* __restrict__ y) {
+  static_assert(Stages >= 2, "the values live in the stages");
+  constexpr int E = kPack<T>;
+  extern __shared__ __align__(16) unsigned char resident_smem[];
+  __shared__ float scratch[2][32];
+  const int groups = blockDim.x / lanes, g = threadIdx.x / lanes, lane = threadIdx.x % lanes;
+  const int warps = lanes >> 5;  // per group, when lanes >= 32
+  auto reduce = [&](auto op, float v, float* buf) {
+    using Op = decltype(op);
+    if (lanes <= 32) return group_reduce<Op>(v, lanes);
+    v = warp_reduce<Op>(v);
+    if ((threadIdx.x & 31) == 0) buf[threadIdx.x >> 5] = v;
+    __syncthreads();
+    float r = Op::identity();
+    for (int w = 0; w < warps; ++w) r = Op::apply(r, buf[g * warps + w]);
+    return r;
+  };
+  const int64_t step = static_cast<int64_t>(gridDim.x) * groups;
+  const int64_t stage_len = p.row_len / E * E;
+  T* const stages = reinterpret_cast<T*>(resident_smem) + static_cast<int64_t>(g) * Stages * stage_len;
+  auto issue = [&](int64_t row, int stage) {
+    if (row < p.rows) {
+      int64_t in_off, out_off;
+      p.row_offsets(row, in_off, out_off);
+#pragma unroll
+      for (int k = 0; k < Packs; ++k) {
+        const int64_t base = (static_cast<int64_t>(k) * lanes + lane) * E;
+        if (base + E <= p.row_len) copy16_async(stages + stage * stage_len + base, x + in_off + base);
+      }
+    }
+    async_commit();
+  };
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * groups + g;
+#pragma unroll
+  for (int s = 0; s < Stages - 1; ++s) issue(first + s * step, s);
+  int stage = 0;
+  for (int64_t row0 = static_cast<int64_t>(blockIdx.x) * groups; row0 < p.rows; row0 += step) {
+    const int64_t row = row0 + g;
+    const bool valid = row < p.rows;
+    const int64_t len = valid ? p.row_len : 0;  // 0: every value -inf, nothing read
+    int64_t in_off = 0, out_off = 0;
+    if (valid) p.row_offsets(row, in_off, out_off);
+    issue(row + (Stages - 1) * step, (stage + Stages - 1) % Stages);
+    async_wait<Stages - 1>();  // this row's group
+    const T* const staged = stages + stage * stage_len;
+    const T* const src = x + in_off;
+    // pack k of this thread as floats: from the stage, a partial last pack from global,
+    // -inf past the row (as CachedRow::load_staged)
+    auto values = [&](int k, float (&v)[E]) {
+      const int64_t base = (static_cast<int64_t>(k) * lanes + lane) * E;
+      if (base + E <= len) {
+        const Pack<T, E> q = load_pack<E>(staged + base);
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[e] = to_float(q.v[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < E; ++e) v[e] = base + e < len ? to_float(src[base + e]) : -kInf;
+      }
+    };
+    float m = -kInf;
+#pragma unroll 1  // one pack live at a time: the point of this kernel is few registers
+    for (int k = 0; k < Packs; ++k) {
+      float v[E];
+      values(k, v);
+#pragma unroll
+      for (int e = 0; e < E; ++e) m = nan_max(m, v[e]);
+    }
+    m = reduce(NanMax{}, m, scratch[0]);
+    float sum = 0.f;
+#pragma unroll 1
+    for (int k = 0; k < Packs; ++k) {
+      float v[E];
+      values(k, v);
+#pragma unroll
+      for (int e = 0; e < E; ++e) sum += __expf(v[e] - m);
+    }
+    sum = reduce(Sum{}, sum, scratch[1]);
+    const float scale = 1.f / sum;
+    if (valid) {
+      T* const dst = y + out_off;
+#pragma unroll 1
+      for (int k = 0; k < Packs; ++k) {
+        const int64_t base = (static_cast<int64_t>(k) * lanes + lane) * E;
+        float v[E];
+        values(k, v);
+        if (base + E <= len) {
+          Pack<T, E> q;
+#pragma unroll
+          for (int e = 0; e < E; ++e) q.v[e] = from_float<T>(__expf(v[e] - m) * scale);
+          store_pack<E>(dst + base, q);
+        } else {
+#pragma unroll
+          for (int e = 0; e < E; ++e)
+            if (base + e < len) dst[base + e] = from_float<T>(__expf(v[e] - m) * scale);
+        }
+      }
+    }
+    stage = (stage + 1) % Stages;
+  }
+  async_wait<0>();
 }
 
 // Online pass over [begin, begin + len) of a row: the piece's (max, sum).
@@ -703,14 +879,18 @@ __global__ void softmax_strided_rows(RowPlan p, const T* __restrict__ x, T* __re
 // RowGroups / ShortRows at `threads` per block, `lanes` per row. The grid: `waves` times
 // the blocks resident (persistent, rows strided), fewer when there are fewer rows. Staging
 // that does not fit in shared memory (or a block that cannot launch with it) runs without.
-template <class T, int Packs, int Stages>
+template <class T, int Packs, int Stages, bool Resident = false>
 void launch_row_groups(const RowPlan& p, int lanes, int threads, int waves, const T* x, T* y, cudaStream_t s) {
-  auto* kernel = softmax_row_groups<T, Packs, Stages>;
+  auto* kernel = [] {  // only the instances launched are compiled
+    if constexpr (Resident) return softmax_row_groups_resident<T, Packs, Stages>;
+    else return softmax_row_groups<T, Packs, Stages>;
+  }();
   const int groups = threads / lanes;
-  const size_t smem = static_cast<size_t>(Stages) * groups * (p.row_len / kPack<T> * kPack<T>) * sizeof(T);
+  const size_t smem = Stages >= 2 ? static_cast<size_t>(Stages) * groups * (p.row_len / kPack<T> * kPack<T>) * sizeof(T) : 0;
   const bool launchable = can_launch(reinterpret_cast<const void*>(kernel), threads, smem);
   const int fit = launchable ? resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads, smem) : 0;
   if (fit == 0) {
+    if constexpr (Resident) return launch_row_groups<T, Packs, Stages>(p, lanes, threads, waves, x, y, s);
     if constexpr (Stages > 0) return launch_row_groups<T, Packs, 0>(p, lanes, threads, waves, x, y, s);
     fail(OPRT_STATUS_BAD_ATTRIBUTE, "softmax: a block of ", threads, " threads holding ", Packs * kPack<T>,
          " values each cannot launch on this GPU (OPRT_SOFTMAX_CONFIG: at most 512 threads * rows for vals above 16)");
@@ -720,13 +900,14 @@ void launch_row_groups(const RowPlan& p, int lanes, int threads, int waves, cons
   kernel<<<static_cast<unsigned>(grid), threads, smem, s>>>(p, lanes, x, y);
 }
 
-template <class T, int Stages>
+template <class T, int Stages, bool Resident = false>
 void launch_row_groups(const RowPlan& p, const Launch& l, int waves, const T* x, T* y, cudaStream_t s) {
   switch (l.shape.packs) {
-    case 1: return launch_row_groups<T, 1, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
-    case 2: return launch_row_groups<T, 2, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
-    case 4: return launch_row_groups<T, 4, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
-    default: return launch_row_groups<T, 8, Stages>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    case 1: return launch_row_groups<T, 1, Stages, Resident>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    case 2: return launch_row_groups<T, 2, Stages, Resident>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    case 4: return launch_row_groups<T, 4, Stages, Resident>(p, l.shape.lanes, l.threads, waves, x, y, s);
+    // 8 packs per lane never prefetch into registers (choose_strategy): no such instance
+    default: return launch_row_groups<T, 8, Stages == 1 ? 0 : Stages, Resident>(p, l.shape.lanes, l.threads, waves, x, y, s);
   }
 }
 
@@ -738,12 +919,17 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
   const int blocks_per_sm = std::max(1, 2048 / l.threads);
   switch (l.strategy) {
     case Strategy::ShortRows:
-      launch_row_groups<T, 0>(p, l, 1, x, y, s);
+      if (l.stages == 3) launch_row_groups<T, 3>(p, l, l.waves, x, y, s);
+      else if (l.stages == 2) launch_row_groups<T, 2>(p, l, l.waves, x, y, s);
+      else if (l.stages == 1) launch_row_groups<T, 1>(p, l, l.waves, x, y, s);
+      else launch_row_groups<T, 0>(p, l, l.waves, x, y, s);
       break;
     case Strategy::RowGroups:
       // 16-bit rows only (the table picks it for them): no f32 instances to compile
       if constexpr (sizeof(T) == 2) {
-        if (l.stages == 3) launch_row_groups<T, 3>(p, l, 1, x, y, s);
+        if (l.stages == 3 && l.resident) launch_row_groups<T, 3, true>(p, l, 1, x, y, s);
+        else if (l.stages == 2 && l.resident) launch_row_groups<T, 2, true>(p, l, 1, x, y, s);
+        else if (l.stages == 3) launch_row_groups<T, 3>(p, l, 1, x, y, s);
         else if (l.stages == 2) launch_row_groups<T, 2>(p, l, 1, x, y, s);
         else launch_row_groups<T, 0>(p, l, 4, x, y, s);  // no staging: more blocks than fit, as BlockCached
       }
@@ -834,7 +1020,8 @@ extern "C" OPRT_API oprt_status oprt_execute_softmax(const oprt_softmax_descript
     const bool bases_aligned = reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
     if (l.strategy == Strategy::Staged && !bases_aligned)
       l = choose_strategy(d.plan, d.dtype, kOld, d.backend_params, sm_count());
-    if (l.strategy == Strategy::RowGroups && !bases_aligned) l.stages = 0;
+    if ((l.strategy == Strategy::RowGroups || l.strategy == Strategy::ShortRows) && !bases_aligned && l.stages >= 2)
+      l.stages = 0;
     if (l.strategy == Strategy::RowGrid && !bases_aligned) l = {Strategy::BlockOnline, 1024, 1};
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;

@@ -32,6 +32,7 @@ cap initcheck 120 $SAN --tool initcheck $PY tests/ops/test_softmax.py tests/ops/
   --backend nvidia -k "matches_torch and f32" &
 wait
 cap eager 40 python3 scripts/eager_host_times.py --backend nvidia,tilelang --json "$OUT/h200-eager-host.json"
+cap sweep 45 python3 scripts/softmax_sweep.py --json "$OUT/softmax_sweep.json"
 cap bench 330 python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$OUT/h200.json"
 cap ncu 45 ncu --clock-control none --section SpeedOfLight --section Occupancy --section LaunchStats \
   -k regex:'softmax|sum_block|sum_warp|sum_row|zip_tiles|matmul' -c 8 python3 scripts/kernel_goals_once.py
@@ -39,6 +40,7 @@ cap steps-matmul 150 python3 scripts/step_bench.py --ops matmul --json "$OUT/ste
 echo "=== failures"; grep -hE "^(FAILED|ERROR) |========= (Invalid|Race|Uninit|ERROR SUMMARY: [1-9])" "$OUT"/*.log | head -30
 echo "=== eager"; tail -n 9 "$OUT/eager.log"
 echo "=== bench"; grep -E "^(nvidia|tilelang) " "$OUT/bench.log" | cut -c1-150
+echo "=== sweep"; grep -E "^(== |best |auto|staged|old|.*resident|.*waves|.*prefetch)" "$OUT/sweep.log" | cut -c1-100 | head -70
 echo "=== ncu"; grep -E "^  [a-z_].*\(|Duration|DRAM Throughput|L2 Cache Throughput|Registers Per|Achieved Occupancy" "$OUT/ncu.log" | cut -c1-140 | head -60
 echo "=== steps"; grep -E "matmul" "$OUT/steps-matmul.log" | tail -n 20 | cut -c1-150
 echo "=== summary ($((SECONDS - T0)) s)"; cat "$OUT/summary.txt"

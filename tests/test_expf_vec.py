@@ -4,8 +4,9 @@ float range where exp is neither 0, 1 nor inf (every 61st float by bit pattern, 
 the project's Release flags (-O3, no -ffast-math) and run through a loop the compiler vectorizes,
 in both builds the softmax uses (baseline SSE2, and AVX2 + FMA where this CPU has it).
 
-Measured over every float of [-105, 90] (`expf_vec_sweep 1`): at most 0.99 ulp (baseline) and
-1.00 ulp (x86-64-v3, fused multiply-adds). Over 1.5 ulp here fails."""
+Measured over every float of [-105, 90] (`expf_vec_sweep 1`, 2.24e9 values per build): at most
+0.9903 ulp (baseline, at x = 70.4031) and 1.0103 ulp (x86-64-v3, fused multiply-adds, at
+x = -5.87788). Over 1.5 ulp here fails."""
 
 from __future__ import annotations
 

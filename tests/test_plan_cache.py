@@ -103,6 +103,31 @@ def test_backends_do_not_collide(gen):
     assert plan_cache.cache_info().size == 3  # cpu, tilelang, and the default (None -> cpu) keyed apart
 
 
+def test_a_taken_plan_is_not_handed_out_twice():
+    """While a call uses a plan (taken), another call of the same key misses and makes its own;
+    once both are put back, one plan of the key is kept and the other destroyed."""
+    closed = []
+
+    class FakePlan:
+        workspace_bytes = 0
+
+        def close(self):
+            closed.append(self)
+
+    cache = plan_cache.PlanCache(maxsize=4)
+    first = plan_cache._Entry(FakePlan(), torch.empty(1), (), False)
+    cache.put("k", first)
+    assert cache.take("k") is first
+    assert cache.take("k") is None  # in use
+    second = plan_cache._Entry(FakePlan(), torch.empty(1), (), False)
+    cache.put("k", second)
+    cache.put("k", first)
+    assert len(closed) == 1 and closed[0] in (first.plan, second.plan)
+    kept = cache.take("k")
+    assert kept is not None and kept.plan is not closed[0]
+    assert cache.info()[:3] == (2, 1, 0)
+
+
 def test_bounded(backend, device, gen):
     maxsize = plan_cache.cache_info().maxsize
     for n in range(1, maxsize + 20):

@@ -47,13 +47,20 @@ void allow_dynamic_smem(const void* kernel, size_t smem);
 // kernel beside its replacement; the ops read them when a descriptor is created.
 const char* env_or(const char* name, const char* fallback);
 
+// Blocks of `kernel` that fit on the whole current device at once (resident_blocks_per_sm
+// times sm_count), raising its dynamic shared memory limit to `smem` first. Asked on every
+// launch, so answered from a small per-thread cache (one cudaGetDevice, no lock); a miss
+// goes to resident_blocks_per_sm, whose mutex and map (and two more cudaGetDevice) were
+// host time on each eager call.
+int64_t resident_capacity(const void* kernel, int threads, size_t smem = 0);
+
 // The grid for a grid-stride kernel: no more blocks than can run at once. A grid larger
 // than what fits runs in two uneven waves: the blocks that start late finish late, and
 // the GPU idles meanwhile (it cost vector_add ~6% at 1 GiB on an H200).
 template <class Kernel>
 unsigned resident_grid(Kernel* kernel, int threads, int64_t work_items, int64_t per_block) {
   const int64_t need = (work_items + per_block - 1) / per_block;
-  const int64_t fit = int64_t{resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), threads)} * sm_count();
+  const int64_t fit = resident_capacity(reinterpret_cast<const void*>(kernel), threads);
   return static_cast<unsigned>(std::max<int64_t>(1, std::min(need, fit)));
 }
 

@@ -63,6 +63,29 @@ int resident_blocks_per_sm(const void* kernel, int threads, size_t smem) {
   return blocks;
 }
 
+int64_t resident_capacity(const void* kernel, int threads, size_t smem) {
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  // Per thread, so no lock; a thread launches few distinct (kernel, block size) pairs, and
+  // one not found is asked again (round-robin replacement), which is only slower. The
+  // attribute allow_dynamic_smem sets on a miss stays set on the device for the hits.
+  struct Entry {
+    const void* kernel;
+    int threads, device;
+    size_t smem;
+    int64_t capacity;
+  };
+  constexpr int kEntries = 16;
+  thread_local Entry entries[kEntries] = {};
+  thread_local int next = 0;
+  for (const Entry& e : entries)
+    if (e.kernel == kernel && e.threads == threads && e.device == device && e.smem == smem) return e.capacity;
+  const int64_t capacity = int64_t{resident_blocks_per_sm(kernel, threads, smem)} * sm_count();
+  entries[next] = {kernel, threads, device, smem, capacity};
+  next = (next + 1) % kEntries;
+  return capacity;
+}
+
 const char* env_or(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;

@@ -950,7 +950,7 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
     case Strategy::Staged: {
       auto* kernel = softmax_staged<T>;
       const size_t smem = static_cast<size_t>(kStages) * (p.row_len / kPack<T> * kPack<T>) * sizeof(T);
-      const int64_t fit = int64_t{resident_blocks_per_sm(reinterpret_cast<const void*>(kernel), l.threads, smem)} * sm_count();
+      const int64_t fit = resident_capacity(reinterpret_cast<const void*>(kernel), l.threads, smem);
       kernel<<<static_cast<unsigned>(std::min(p.rows, fit)), threads, smem, s>>>(p, x, y);
       break;
     }

@@ -21,7 +21,7 @@ asynchronous kernels that use one workspace are ordered on one stream.
 Bounded: at most ``maxsize`` idle plans, the least recently used destroyed first, none with
 a workspace over MAX_WORKSPACE_BYTES. Nothing outside invalidates it: a plan depends on its
 key alone (multi-GPU plans are created on their tensors' device). Calls captured into a CUDA
-graph bypass it (see _capturing).
+graph bypass it (see _cuda_stream).
 """
 
 from __future__ import annotations
@@ -52,20 +52,66 @@ class CacheInfo(NamedTuple):
 
 
 class _Entry:
-    """A plan and what the per-call overlap check needs for its layout."""
+    """A plan, and ``run(out, inputs, stream)``: the per-call overlap check for its layout and
+    the plan's call, as one closure built for the op's arity (no loop, list or zip per call)."""
 
-    __slots__ = ("plan", "out_extent", "inputs")
+    __slots__ = ("plan", "run")
 
-    def __init__(self, plan, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], in_place_ok: bool):
+    def __init__(self, plan, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], in_place_ok: bool,
+                 signature=None):
         self.plan = plan
-        self.out_extent = _extent(out)
-        out_layout = (out.shape, out.stride(), out.dtype)
-        # per input: byte extent, and whether an input at out's very address is allowed (a += b)
-        self.inputs = tuple((_extent(t), in_place_ok and (t.shape, t.stride(), t.dtype) == out_layout)
-                            for t in inputs)
+        self.run = _runner(getattr(plan, "call", None), out, inputs, in_place_ok, signature)
 
     def close(self) -> None:
         self.plan.close()
+
+
+def _runner(call, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], in_place_ok: bool, signature):
+    """run(out, inputs, stream) -> the plan's status: checks that out's bytes (their extent is
+    the layout's, computed here once) overlap no input's, except an input at out's very address
+    and of out's layout where in-place is allowed (a += b); raises the prepare path's error."""
+    out_extent = _extent(out)
+    out_layout = (out.shape, out.stride(), out.dtype)
+    # per input: byte extent, and whether an input at out's very address is allowed
+    extents = [_extent(t) for t in inputs]
+    same_ok = [in_place_ok and (t.shape, t.stride(), t.dtype) == out_layout for t in inputs]
+
+    def overlap(out, inputs):  # the prepare path's check and error (raises)
+        checks.disjoint_from_out(signature.name, out, dict(zip(signature.inputs, inputs)), in_place_ok)
+
+    if len(inputs) == 1:
+        (extent_a,), (ok_a,) = extents, same_ok
+
+        def run(out, inputs, stream):
+            o = out.data_ptr()
+            a = inputs[0].data_ptr()
+            if a < o + out_extent and o < a + extent_a and not (ok_a and a == o):
+                overlap(out, inputs)
+            return call(o, a, stream)
+    elif len(inputs) == 2:
+        (extent_a, extent_b), (ok_a, ok_b) = extents, same_ok
+
+        def run(out, inputs, stream):
+            o = out.data_ptr()
+            x, y = inputs
+            a, b = x.data_ptr(), y.data_ptr()
+            o_end = o + out_extent
+            if (a < o_end and o < a + extent_a and not (ok_a and a == o)) or \
+                    (b < o_end and o < b + extent_b and not (ok_b and b == o)):
+                overlap(out, inputs)
+            return call(o, a, b, stream)
+    else:
+        def run(out, inputs, stream):
+            o = out.data_ptr()
+            o_end = o + out_extent
+            pointers = [o]
+            for t, extent, ok in zip(inputs, extents, same_ok):
+                p = t.data_ptr()
+                if p < o_end and o < p + extent and not (ok and p == o):
+                    overlap(out, inputs)
+                pointers.append(p)
+            return call(*pointers, stream)
+    return run
 
 
 def _extent(t: torch.Tensor) -> int:
@@ -129,6 +175,7 @@ class PlanCache:
 
 
 _cache = PlanCache()
+_idle = _cache._idle  # run_eager's hit path uses the dict itself (never replaced: clear() empties it)
 # Destroy the plans while the libraries and the CUDA context are still there.
 atexit.register(_cache.clear)
 if hasattr(os, "register_at_fork"):  # a fork while another thread held the lock must not deadlock the child
@@ -160,9 +207,9 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
     types = tuple(map(type, attrs)) if attrs else ()
     stream = None
     if out.is_cuda:
-        if _capturing():  # a CUDA graph keeps the addresses it captured: no workspace of ours in it
+        stream = _cuda_stream(out.get_device())
+        if stream is None:  # capturing a CUDA graph: see _cuda_stream
             return None
-        stream = _stream(out.device.index)
     if len(inputs) == 1:
         (a,) = inputs
         return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device,
@@ -177,56 +224,56 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
     return key
 
 
-def _capturing() -> bool:
-    """Whether the current CUDA stream is capturing a graph. A plan made outside the capture
-    would put its workspace into the graph and still hand it to later calls (or free it on
-    eviction while the graph replays); one made inside would hold the graph's private memory.
-    So captured calls go the prepare way, as before the cache: workspace from the graph's pool."""
-    if _raw_capturing is not None:
-        return _raw_capturing()
-    return torch.cuda.is_current_stream_capturing()
+def _cuda_stream(index: int) -> int | None:
+    """The handle of device ``index``'s current stream, or None while that stream is capturing
+    a CUDA graph. A plan made outside the capture would put its workspace into the graph and
+    still hand it to later calls (or free it on eviction while the graph replays); one made
+    inside would hold the graph's private memory. So captured calls go the prepare way, as
+    before the cache: workspace from the graph's pool.
 
-
-def _stream(index: int) -> int:
-    if _raw_stream is not None:  # ~10x cheaper than the public API
-        return _raw_stream(index)
-    return torch.cuda.current_stream(index).cuda_stream
+    The legacy default stream (handle 0, torch's default) cannot capture (CUDA refuses
+    cudaStreamBeginCapture on it, and torch.cuda.graph asks for a side stream), so it is not
+    asked: one C call less on an eager call's usual path."""
+    if _raw_stream is not None and _raw_capturing is not None:  # ~10x cheaper than the public API
+        stream = _raw_stream(index)
+        return None if stream and _raw_capturing() else stream
+    stream = torch.cuda.current_stream(index)
+    return None if stream.cuda_stream and torch.cuda.is_current_stream_capturing() else stream.cuda_stream
 
 
 def run_eager(signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple, backend,
-              prepare: Callable[[], object]) -> torch.Tensor:
-    """An eager call: execute the cached plan of this key, or run ``prepare()`` (the op's
-    prepare_<op>, with all its checks) once and keep its plan. ``inputs`` and ``attrs`` are as
-    the caller gave them: unchecked (see _key)."""
+              prepare: Callable[..., object]) -> torch.Tensor:
+    """An eager call: execute the cached plan of this key, or run the op's prepare_<op> (with
+    all its checks) once, as ``prepare(out, *inputs, *attrs, backend=backend)``, and keep its
+    plan. ``inputs`` and ``attrs`` are as the caller gave them: unchecked (see _key).
+
+    The hit path is take and put of PlanCache written out (the same dict operations), and the
+    entry's run(): each step here costs host time on every call."""
     try:
         key = _key(signature.name, backend, out, inputs, attrs)
-        entry = _cache.take(key) if key is not None else None
+        entry = _idle.pop(key, None) if key is not None else None
     except Exception:  # not a tensor, no strides, an unhashable attribute: prepare() says what is wrong
         key = entry = None
     if entry is not None:
+        _cache._hits += 1
         try:
-            # The layouts are the key's; only the addresses are new: out must overlap no input.
-            o = out.data_ptr()
-            o_end = o + entry.out_extent
-            pointers = [o]
-            for t, (extent, identical_ok) in zip(inputs, entry.inputs):
-                p = t.data_ptr()
-                if p < o_end and o < p + extent and not (identical_ok and p == o):
-                    checks.disjoint_from_out(signature.name, out, dict(zip(signature.inputs, inputs)),
-                                             signature.in_place_ok)  # raises the prepare path's error
-                pointers.append(p)
-            code = entry.plan.call(*pointers, key[2])
+            code = entry.run(out, inputs, key[2])  # the layouts are the key's; only the addresses are new
             if code:
                 entry.plan.raise_for(code)
         finally:
-            _cache.put(key, entry)
+            if _idle.setdefault(key, entry) is not entry:  # PlanCache.put
+                entry.close()
+            elif len(_idle) > _cache.maxsize:
+                _cache._evict()
         return out
-    with prepare() as prepared:
+    if key is not None:
+        _cache._misses += 1
+    with prepare(out, *inputs, *attrs, backend=backend) as prepared:
         prepared.run()
         plan = prepared.detach_plan() if key is not None else None
     if plan is not None:
         if plan.workspace_bytes > MAX_WORKSPACE_BYTES:
             plan.close()
         else:
-            _cache.put(key, _Entry(plan, out, inputs, signature.in_place_ok))
+            _cache.put(key, _Entry(plan, out, inputs, signature.in_place_ok, signature))
     return out

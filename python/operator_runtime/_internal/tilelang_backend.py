@@ -299,6 +299,7 @@ class KernelPlan:
         self._fn = ctypes.CFUNCTYPE(ctypes.c_int, *argtypes)(ctypes.cast(self._call, ctypes.c_void_p).value)
         self.workspace_bytes = 0
         self._cuda_index = device.index if device.type == "cuda" else None
+        self.call = _plan_call(self._fn, tuple(self._tail), len(layout.shapes) - 1, self._last_error)
 
     def launch(self, pointers: list, stream: int | None = None) -> None:
         """Call with ``pointers`` (a ctypes pointer per tensor: inputs, then out) on ``stream``
@@ -308,18 +309,39 @@ class KernelPlan:
         if self._fn(*pointers, *self._tail, stream) != 0:
             self._fail()
 
-    def call(self, out, *inputs_and_stream) -> int:
-        """The plan-cache entry point, as binding.Plan.call: data pointers in the C order (out's
-        first), then the stream (None: the CPU, or the default stream); raises on failure, else 0."""
-        if self._fn(*inputs_and_stream[:-1], out, *self._tail, inputs_and_stream[-1]) != 0:
-            self._fail()
-        return 0
-
     def _fail(self):
-        raise RuntimeError(f"tilelang kernel failed: {self._last_error().decode(errors='replace')}")
+        _fail(self._last_error)
 
     def close(self) -> None:
         pass
+
+
+def _fail(last_error):
+    raise RuntimeError(f"tilelang kernel failed: {last_error().decode(errors='replace')}")
+
+
+def _plan_call(fn, tail: tuple, n_inputs: int, last_error):
+    """KernelPlan.call, the plan-cache entry point as binding.Plan.call: call(out, *inputs, stream)
+    with data pointers in the C order (out's first) and the stream (None: the CPU, or the default
+    stream); raises on failure, else 0. The kernel takes the inputs first and out after them:
+    one closure per arity reorders them without building a tuple per call (issue 16's host time).
+    A closure, not a method: it holds no reference to the plan."""
+    if n_inputs == 1:
+        def call(out, a, stream) -> int:
+            if fn(a, out, *tail, stream) != 0:
+                _fail(last_error)
+            return 0
+    elif n_inputs == 2:
+        def call(out, a, b, stream) -> int:
+            if fn(a, b, out, *tail, stream) != 0:
+                _fail(last_error)
+            return 0
+    else:
+        def call(out, *inputs_and_stream) -> int:
+            if fn(*inputs_and_stream[:-1], out, *tail, inputs_and_stream[-1]) != 0:
+                _fail(last_error)
+            return 0
+    return call
 
 
 class DirectLaunch:

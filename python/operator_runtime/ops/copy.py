@@ -20,7 +20,7 @@ def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.d
         out = torch.empty_like(input, dtype=dtype, memory_format=torch.contiguous_format)
     elif dtype is not None and checks.float_tensor("copy", "out", out).dtype != dtype:
         raise TypeError(f"copy: dtype={dtype} disagrees with out's dtype {out.dtype}")
-    return run_eager(SIGNATURE, out, (input,), (), backend, lambda: prepare_copy(out, input, backend=backend))
+    return run_eager(SIGNATURE, out, (input,), (), backend, prepare_copy)
 
 
 def prepare_copy(out: torch.Tensor, input: torch.Tensor, *, backend: str | None = None) -> PreparedOp:

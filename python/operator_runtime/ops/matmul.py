@@ -16,7 +16,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,
     if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
         a, b = checks.float_tensor("matmul", "a", a), checks.float_tensor("matmul", "b", b)
         out = torch.empty(_result_shape(a, b), dtype=a.dtype, device=a.device)
-    return run_eager(SIGNATURE, out, (a, b), (), backend, lambda: prepare_matmul(out, a, b, backend=backend))
+    return run_eager(SIGNATURE, out, (a, b), (), backend, prepare_matmul)
 
 
 def prepare_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,

@@ -17,8 +17,7 @@ def reduce_sum(input: torch.Tensor, dim: int, keepdim: bool = False, *, out: tor
     if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
         input = checks.float_tensor("reduce_sum", "input", input)
         out = torch.empty(_result_shape(input, dim, keepdim), dtype=input.dtype, device=input.device)
-    return run_eager(SIGNATURE, out, (input,), (dim, keepdim), backend,
-                     lambda: prepare_reduce_sum(out, input, dim, keepdim, backend=backend))
+    return run_eager(SIGNATURE, out, (input,), (dim, keepdim), backend, prepare_reduce_sum)
 
 
 def prepare_reduce_sum(out: torch.Tensor, input: torch.Tensor, dim: int, keepdim: bool = False, *,

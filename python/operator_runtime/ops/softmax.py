@@ -17,8 +17,7 @@ def softmax(input: torch.Tensor, dim: int, *, out: torch.Tensor | None = None,
     if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
         input = checks.float_tensor("softmax", "input", input)
         out = torch.empty_like(input, memory_format=torch.contiguous_format)
-    return run_eager(SIGNATURE, out, (input,), (dim,), backend,
-                     lambda: prepare_softmax(out, input, dim, backend=backend))
+    return run_eager(SIGNATURE, out, (input,), (dim,), backend, prepare_softmax)
 
 
 def prepare_softmax(out: torch.Tensor, input: torch.Tensor, dim: int, *, backend: str | None = None) -> PreparedOp:

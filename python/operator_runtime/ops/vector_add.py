@@ -15,7 +15,7 @@ def vector_add(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = N
     if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
         a, b = checks.float_tensor("vector_add", "a", a), checks.float_tensor("vector_add", "b", b)
         out = torch.empty(_broadcast_shape(a, b), dtype=a.dtype, device=a.device)
-    return run_eager(SIGNATURE, out, (a, b), (), backend, lambda: prepare_vector_add(out, a, b, backend=backend))
+    return run_eager(SIGNATURE, out, (a, b), (), backend, prepare_vector_add)
 
 
 def prepare_vector_add(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,

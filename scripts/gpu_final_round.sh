@@ -21,7 +21,7 @@ PY="python3 -m pytest -q -p no:cacheprovider -rfE"
 SAN="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --error-exitcode 99 --print-limit 10"
 
 cap build 150 bash -c "cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-gpu -j16"
-cap test-nvidia 120 $PY tests/ops tests/test_plan_cache.py --backend nvidia &
+cap test-nvidia 120 $PY tests/ops tests/test_plan_cache.py tests/test_c_contract.py --backend nvidia &
 cap test-tilelang 120 $PY tests/ops/test_copy.py tests/ops/test_vector_add.py tests/ops/test_softmax.py tests/ops/test_reduce_sum.py \
   tests/test_plan_cache.py --backend tilelang -k "matches_torch and f32 or plan or cache" &
 cap lab5 120 $PY --nbval labs/05_matmul.ipynb tests/test_lab_mistakes.py tests/test_steps.py -k "matmul" &

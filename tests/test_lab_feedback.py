@@ -195,3 +195,19 @@ def test_a_gpu_failure_is_explained_by_the_cpu_path_when_it_finds_a_fault():
     fixed = fixed.replace("    }\n  }\n  for (int i", "    }\n    __syncthreads();\n  }\n  for (int i")
     assert fixed.count("__syncthreads") == 2
     assert checks._fault_on_cpu_path("matmul", fixed, False) is None  # a right kernel: nothing to add
+
+
+def test_a_bfloat16_gemm_accumulator_that_nvcc_rejects_is_explained():
+    """On an H200, T.gemm with a bfloat16 accumulator fails in nvcc (TileLang's mma_sync has no such
+    configuration); the student reads nvcc's error and the accumulator hint, not nvcc's command line."""
+    from operator_runtime_testing.lab.build_errors import explain
+    error = RuntimeError(
+        "Compilation Failed! ['/usr/local/cuda/bin/nvcc', '-std=c++20', '--shared', '/tmp/x.cu']\n"
+        "/tmp/gpu-site/tilelang/src/tl_templates/cuda/instruction/mma.h(282): error: static assertion failed "
+        "with \"tl::mma_sync: unsupported configuration\"\n"
+        "  detected during instantiation of ... [with AType=tl::DataType::kBFloat16, CType=tl::DataType::kBFloat16]\n"
+        "2 errors detected in the compilation of \"/tmp/x.cu\".")
+    short, full = explain(error, "matmul (TileLang)", "compiling the bfloat16 program for the GPU")
+    assert "nvcc could not compile" in short and "unsupported configuration" in short
+    assert "/usr/local/cuda/bin/nvcc" not in short and "/usr/local/cuda/bin/nvcc" in full
+    assert "T.gemm accumulates in its third argument's dtype" in short and '"float32"' in short

@@ -36,6 +36,11 @@ HINTS = [
      "inside T.Pipelined TileLang (0.1.15) builds the asynchronous copies' addresses from 32-bit thread "
      "offsets and cannot add a 64-bit tile offset to them: compute the tile index in 32 bits, e.g. "
      "first = T.cast(bx, \"int32\") * STEPS, then (first + k) * TILE"),
+    # nvcc on TileLang's CUDA for T.gemm with a bfloat16 accumulator (seen on the H200, TileLang 0.1.15)
+    (r"mma_sync: unsupported configuration|wgmma.*unsupported", None,
+     "T.gemm accumulates in its third argument's dtype, and the tensor cores have no instruction that "
+     "accumulates in bfloat16 (a float16 or bfloat16 accumulator also drifts over a long K): allocate it "
+     "T.alloc_fragment((BM, BN), \"float32\") and round to the output dtype once, in the final T.copy"),
     (r"layout for fragment .* can not be inferred", None,
      "TileLang could not decide how the fragment's elements map to threads: fill it with T.copy, T.fill / "
      "T.clear or a T.Parallel loop over its whole shape before reading it"),
@@ -64,6 +69,10 @@ def explain(e: BaseException, who: str, what: str, log: str = "") -> tuple[str, 
     full = "".join(traceback.format_exception(type(e), e, e.__traceback__)) + (f"\nTileLang's log:\n{log}" if log else "")
     message = str(e).strip()
     first = next((ln for ln in message.splitlines() if ln.strip()), type(e).__name__)
+    if first.startswith("Compilation Failed"):  # TileLang's CUDA did not build: nvcc's first error, not its command
+        nvcc = next((ln for ln in message.splitlines() if " error: " in ln), None)
+        if nvcc:
+            first = "nvcc could not compile TileLang's CUDA for your program: " + nvcc.split(" error: ", 1)[1].strip()
     spans = [ln.rstrip() for ln in message.splitlines() if re.match(r"\s*(-->|\d*\s*\|)", ln)]
     line_no, code = _student_line(e)
     hint = next((h for pattern, in_line, h in HINTS

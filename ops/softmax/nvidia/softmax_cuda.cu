@@ -90,13 +90,13 @@ struct Launch {
 //   stages   0: none; 2 or 3: the group's next rows land in shared memory (cp.async)
 //            meanwhile (rows 16-byte aligned, the shared memory fitting; else 0)
 //   lanes    ShortRows' lanes per row (a power of two up to 32)
-//   prefetch ShortRows' next row while it reduces this one: 0 none (default); 1 its loads
+//   prefetch ShortRows' next row while it reduces this one: 0 none (default for float32); 1 its loads
 //            issued into registers (as WarpCached); 2 or 3 stages in shared memory (cp.async,
-//            rows 16-byte aligned; else none)
+//            rows 16-byte aligned; else none; 2 is the default for 16-bit rows)
 //   resident 1: RowGroups with stages reads the row's values from shared memory in each
 //            pass instead of holding them in registers (softmax_row_groups_resident: fewer
 //            registers, more blocks per SM); 0 (default): held in registers
-//   waves    ShortRows' grid in resident grids (default 1: persistent, each group striding
+//   waves    ShortRows' grid in resident grids (default 64 for float32, 1 for 16-bit: 1 is persistent, each group striding
 //            over the rows; more: the hardware hands out the blocks, no tail of groups that
 //            got one row more than the others)
 // With threads, vals, rows or stages given in the environment, 16-bit contiguous rows of
@@ -105,7 +105,8 @@ struct Launch {
 // threads * vals (no thread left without values: the rows the sweep measured). Other rows keep the default choice. An
 // invalid value fails create, naming the key.
 struct SoftmaxConfig {
-  int threads = 512, vals = 16, rows = 1, stages = 0, lanes = 0, prefetch = 0, waves = 1, resident = 0;
+  // prefetch -1 and waves 0: not given, the built-in choice by dtype (choose_strategy)
+  int threads = 512, vals = 16, rows = 1, stages = 0, lanes = 0, prefetch = -1, waves = 0, resident = 0;
   int row_groups = 0;  // 0: none; kShapeGiven: threads, vals, rows or stages in the environment;
                        // kShapeBuiltIn: from kDefaultConfig only
 };
@@ -150,7 +151,7 @@ SoftmaxConfig config_of(const int (&params)[kConfigParams]) {
   c.lanes = params[4];
   c.row_groups = params[5];
   c.prefetch = params[6];
-  if (params[7]) c.waves = params[7];
+  c.waves = params[7];
   c.resident = params[8];
   return c;
 }
@@ -225,9 +226,14 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       if (shape.lanes == 0) shape = short_shape(p.row_len, pack);  // forced lanes too few for the row
       Launch l{Strategy::ShortRows, kShortThreads, 1};
       l.shape = shape;
-      l.waves = cfg.waves;
+      // Not given in the environment: the H200 sweep's best at 131072x256 (scripts/softmax_sweep.py,
+      // data/bench/goals/README.md): float32 in over-subscribed grids (waves=64: 0.0685 ms, 1.01x
+      // torch, against 0.0760 ms persistent), 16-bit rows staged two ahead in shared memory
+      // (prefetch=2: bf16 0.0414 ms, 1.38x, against 0.0468 ms). Other row lengths were not timed so.
+      const int prefetch = cfg.prefetch >= 0 ? cfg.prefetch : bytes == 4 ? 0 : 2;
+      l.waves = cfg.waves ? cfg.waves : bytes == 4 ? 64 : 1;
       // register prefetch holds two rows: not with 8 packs per lane (128 values)
-      l.stages = cfg.prefetch == 1 ? (shape.packs < 8 ? 1 : 0) : aligned ? cfg.prefetch : 0;
+      l.stages = prefetch == 1 ? (shape.packs < 8 ? 1 : 0) : aligned ? prefetch : 0;
       return l;
     }
     if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};

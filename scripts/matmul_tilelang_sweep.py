@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sweep TileLang matmul tile configs on this GPU against torch.matmul (cuBLAS) in the same
 process: the data behind CONFIGS in ops/matmul/tilelang/matmul.py. Each candidate is a CONFIGS
-row (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, THREADS, SWIZZLE, POLICY); each result is checked
+row (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, THREADS, SWIZZLE, POLICY[, STORE]); each result is checked
 against torch before it is timed (a wrong one is reported, never ranked).
 
     python scripts/matmul_tilelang_sweep.py [--jobs 16] [--budget 150] [--json FILE]
@@ -31,23 +31,21 @@ PEAK_TFLOPS = 989.5  # H200 dense f16/bf16 tensor-core peak
 # shape class -> (shapes (M, N, K), candidates). The first candidates are today's CONFIGS rows.
 SWEEP = {
     "large": ([(4096, 4096, 4096), (8192, 8192, 8192)], [
-        (128, 256, 64, 3, 256, 0, "Square"),
-        (128, 256, 64, 4, 256, 0, "Square"),
-        (128, 256, 64, 3, 256, 8, "Square"),
-        (128, 256, 64, 4, 256, 8, "FullRow"),
         (128, 256, 64, 3, 256, 8, "FullRow"),
-        (256, 128, 64, 3, 256, 8, "FullRow"),
-        (256, 128, 64, 4, 256, 8, "Square"),
-        (128, 128, 64, 4, 256, 8, "Square"),
+        (128, 256, 64, 3, 256, 8, "FullRow", "shared"),
+        (128, 256, 64, 4, 256, 8, "FullRow", "shared"),
+        (128, 256, 64, 3, 256, 16, "FullRow", "shared"),
+        (128, 256, 64, 3, 256, 4, "FullRow", "shared"),
+        (256, 128, 64, 3, 256, 8, "FullRow", "shared"),
+        (128, 128, 64, 4, 256, 8, "Square", "shared"),
     ]),
-    "skinny": ([(16, 8192, 8192), (128, 8192, 8192)], [
-        (64, 128, 64, 4, 128, 0, "Square"),
-        (128, 128, 64, 3, 128, 0, "Square"),
-        (64, 64, 64, 4, 128, 0, "Square"),
-        (64, 64, 128, 4, 128, 0, "Square"),
-        (64, 128, 128, 3, 128, 0, "Square"),
-        (64, 256, 64, 4, 128, 0, "Square"),
+    "short": ([(128, 8192, 8192)], [
         (128, 64, 64, 6, 128, 0, "Square"),
+        (128, 64, 64, 6, 128, 0, "Square", "shared"),
+    ]),
+    "skinny": ([(16, 8192, 8192), (64, 8192, 8192)], [
+        (64, 128, 128, 3, 128, 0, "Square"),
+        (64, 128, 128, 3, 128, 0, "Square", "shared"),
     ]),
 }
 DTYPES = ("float16", "bfloat16")

@@ -23,21 +23,25 @@ import tilelang.language as T
 
 from operator_runtime._internal.tilelang_prims import load, storage, store
 
-# name: (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, THREADS, SWIZZLE, POLICY). BLOCK_K = 64: 128-byte
+# name: (BLOCK_M, BLOCK_N, BLOCK_K, STAGES, THREADS, SWIZZLE, POLICY, STORE). BLOCK_K = 64: 128-byte
 # f16 rows, the widest shared-memory swizzle wgmma reads. SWIZZLE: T.use_swizzle's panel size
 # (blocks launched in panels of that many tiles so neighbours share A and B in L2; 0: off).
-# POLICY: how T.gemm splits the tile over warps (T.GemmWarpPolicy). Shared memory: large
-# 3 x (128x64 + 64x256) x 2 B = 144 KiB, square 96 KiB, short 6 x (128x64 + 64x64) x 2 B = 144 KiB,
-# skinny 3 x (64x128 + 128x128) x 2 B = 144 KiB (an H200 SM has 228 KiB).
+# POLICY: how T.gemm splits the tile over warps (T.GemmWarpPolicy). STORE: how C leaves the
+# registers (tiled_matmul): "shared" = stmatrix into a shared tile, then TMA stores.
+# Shared memory: large 3 x (128x64 + 64x256) x 2 B = 144 KiB + the 64 KiB C tile, square
+# 96 + 32 KiB, short 6 x (128x64 + 64x64) x 2 B = 144 + 16 KiB, skinny 3 x (64x128 + 128x128) x 2 B
+# = 144 + 16 KiB (an H200 SM has 228 KiB).
 # scripts/matmul_tilelang_sweep.py times candidates on the GPU and prints rows to paste here; the
-# rows below are its picks on the H200 (scripts/matmul_round.sh, torch ms / ours): large 8192^3
-# 0.91x with panels of 8 (0.86-0.87x without), short 128x8192x8192 0.82-0.89x, skinny
-# 16x8192x8192 0.73-0.86x (0.69-0.82x with the old 64-deep K tile).
+# rows below are its picks on the H200 (scripts/gpu_round_sweeps.sh, torch ms / ours, CUDA graphs):
+# the shared-memory epilogue took large 4096^3 from 0.82-0.83x to 0.97-1.00x (panels of 16) and
+# 8192^3 from 0.90x to 1.00-1.01x, short 128x8192x8192 from 0.89-0.92x to 0.99-1.01x, skinny
+# 16x8192x8192 from 0.74-0.87x to 0.80-0.95x. Each thread storing its accumulators straight to
+# global memory (2-byte stores, 128 per thread for the large tile) was the cost.
 CONFIGS = {
-    "large": (128, 256, 64, 3, 256, 8, "FullRow"),
-    "square": (128, 128, 64, 3, 128, 0, "Square"),
-    "short": (128, 64, 64, 6, 128, 0, "Square"),
-    "skinny": (64, 128, 128, 3, 128, 0, "Square"),
+    "large": (128, 256, 64, 3, 256, 16, "FullRow", "shared"),
+    "square": (128, 128, 64, 3, 128, 0, "Square", "shared"),
+    "short": (128, 64, 64, 6, 128, 0, "Square", "shared"),
+    "skinny": (64, 128, 128, 3, 128, 0, "Square", "shared"),
 }
 GPU_VARIANTS = [(name,) for name in CONFIGS]
 
@@ -60,8 +64,14 @@ def matmul_program(dtype: str, gpu: bool, config: str = "square"):
 
 
 def tiled_matmul(dtype: str, block_m: int, block_n: int, block_k: int, stages: int, threads: int,
-                 swizzle: int = 0, policy: str = "Square"):
-    """The GEMM for one tile config (a CONFIGS row); the sweep script compiles candidates with it."""
+                 swizzle: int = 0, policy: str = "Square", store: str = "direct"):
+    """The GEMM for one tile config (a CONFIGS row); the sweep script compiles candidates with it.
+    store: how the C tile leaves the registers. "direct": each thread stores its accumulator
+    elements to global memory (2-byte stores, guarded at the edges); "shared": through a shared
+    tile (stmatrix) and one TMA store per 64-column slice, which clips the edges itself, at the
+    cost of BLOCK_M x BLOCK_N x 2 bytes more shared memory."""
+    if store not in ("direct", "shared"):
+        raise ValueError(f"store must be 'direct' or 'shared', not {store!r}")
     warp_policy = getattr(T.GemmWarpPolicy, policy)
     # int32 sizes: TileLang 0.1.15 fails to lower the TMA copies and the pipeline with int64 ones
     # (index dtype mismatches); addresses are still computed in int64. The runtime refuses
@@ -82,7 +92,12 @@ def tiled_matmul(dtype: str, block_m: int, block_n: int, block_k: int, stages: i
                 T.copy(A[bz, by * block_m, k * block_k], A_s)
                 T.copy(B[bz, k * block_k, bx * block_n], B_s)
                 T.gemm(A_s, B_s, C_r, policy=warp_policy)
-            T.copy(C_r, C[bz, by * block_m, bx * block_n])
+            if store == "shared":
+                C_s = T.alloc_shared((block_m, block_n), dtype)
+                T.copy(C_r, C_s)
+                T.copy(C_s, C[bz, by * block_m, bx * block_n])
+            else:
+                T.copy(C_r, C[bz, by * block_m, bx * block_n])
 
     return matmul
 

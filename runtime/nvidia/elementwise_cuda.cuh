@@ -51,37 +51,45 @@ __global__ void zip_contiguous_kernel(T* __restrict__ out, const T* __restrict__
 }
 
 // zip over contiguous operands, one tile per block: block k takes packs
-// [k * kTilePacks, (k + 1) * kTilePacks) (kBatch loads of a and of b in flight per
-// thread, all issued before any use), streaming loads and stores, and no grid-stride
-// loop: the grid is the tiles, so no wave is left uneven. `head` elements before the
-// first aligned pack and the tail after the last whole pack are done by block 0.
-// Needs a, b and out equally misaligned (checked by the caller).
-constexpr int kTilePacks = kElementwiseThreads * kBatch;
+// [k * Batch * threads, (k + 1) * Batch * threads) (Batch loads of a and of b in flight per
+// thread, all issued before any use), and no grid-stride loop: the grid is the tiles, so no
+// wave is left uneven. Stream: evict-first loads and stores (__ldcs/__stcs) rather than plain
+// ones. `head` elements before the first aligned pack and the tail after the last whole pack
+// are done by block 0. Needs a, b and out equally misaligned (checked by the caller).
+// ZipTiles names the shapes scripts/elementwise_sweep.py compares on the GPU.
+struct ZipTiles {
+  int batch;
+  bool stream;
+};
 
-template <class T, class F>
+template <class T, class F, int Batch, bool Stream>
 __global__ void __launch_bounds__(kElementwiseThreads) zip_tiles_kernel(T* __restrict__ out, const T* __restrict__ a,
                                                                         const T* __restrict__ b, int64_t n,
                                                                         int64_t head, F f) {
   constexpr int E = kPack<T>;
+  constexpr int64_t kTilePacks = int64_t{kElementwiseThreads} * Batch;
   const int64_t packs = (n - head) / E;
   const int64_t first = static_cast<int64_t>(blockIdx.x) * kTilePacks + threadIdx.x;
-  Pack<T, E> p[kBatch], q[kBatch];
+  Pack<T, E> p[Batch], q[Batch];
 #pragma unroll
-  for (int u = 0; u < kBatch; ++u) {
+  for (int u = 0; u < Batch; ++u) {
     const int64_t k = first + u * kElementwiseThreads;
     if (k < packs) {
-      p[u] = load_pack_stream<E>(a + head + k * E);
-      q[u] = load_pack_stream<E>(b + head + k * E);
+      p[u] = Stream ? load_pack_stream<E>(a + head + k * E) : load_pack<E>(a + head + k * E);
+      q[u] = Stream ? load_pack_stream<E>(b + head + k * E) : load_pack<E>(b + head + k * E);
     }
   }
 #pragma unroll
-  for (int u = 0; u < kBatch; ++u) {
+  for (int u = 0; u < Batch; ++u) {
     const int64_t k = first + u * kElementwiseThreads;
     if (k < packs) {
       Pack<T, E> r;
 #pragma unroll
       for (int e = 0; e < E; ++e) r.v[e] = from_float<T>(f(to_float(p[u].v[e]), to_float(q[u].v[e])));
-      store_pack_stream<E>(out + head + k * E, r);
+      if (Stream)
+        store_pack_stream<E>(out + head + k * E, r);
+      else
+        store_pack<E>(out + head + k * E, r);
     }
   }
   if (blockIdx.x == 0) {
@@ -91,18 +99,35 @@ __global__ void __launch_bounds__(kElementwiseThreads) zip_tiles_kernel(T* __res
   }
 }
 
-// Launches zip_tiles_kernel when a, b and out share their alignment; false otherwise.
+template <class T, class F, int Batch, bool Stream>
+bool launch_zip_tiles_as(T* out, const T* a, const T* b, int64_t n, int64_t head, F f, cudaStream_t stream) {
+  constexpr int E = kPack<T>;
+  constexpr int64_t kTilePacks = int64_t{kElementwiseThreads} * Batch;
+  const int64_t tiles = std::max<int64_t>(1, ((n - head) / E + kTilePacks - 1) / kTilePacks);
+  if (tiles > INT32_MAX) return false;
+  zip_tiles_kernel<T, F, Batch, Stream>
+      <<<static_cast<unsigned>(tiles), kElementwiseThreads, 0, stream>>>(out, a, b, n, head, f);
+  return true;
+}
+
+// Launches zip_tiles_kernel in `shape` when a, b and out share their alignment; false otherwise
+// (and for a shape not instantiated below).
 template <class T, class F>
-bool launch_zip_tiles(T* out, const T* a, const T* b, int64_t n, F f, cudaStream_t stream) {
+bool launch_zip_tiles(T* out, const T* a, const T* b, int64_t n, F f, cudaStream_t stream, ZipTiles shape) {
   constexpr int E = kPack<T>;
   const int64_t head = std::min<int64_t>(elements_to_alignment<E>(a), n);
   if (elements_to_alignment<E>(b) != elements_to_alignment<E>(a) ||
       elements_to_alignment<E>(out) != elements_to_alignment<E>(a))
     return false;
-  const int64_t tiles = std::max<int64_t>(1, ((n - head) / E + kTilePacks - 1) / kTilePacks);
-  if (tiles > INT32_MAX) return false;
-  zip_tiles_kernel<T, F><<<static_cast<unsigned>(tiles), kElementwiseThreads, 0, stream>>>(out, a, b, n, head, f);
-  return true;
+  if (shape.stream) {
+    if (shape.batch == 4) return launch_zip_tiles_as<T, F, 4, true>(out, a, b, n, head, f, stream);
+    if (shape.batch == 1) return launch_zip_tiles_as<T, F, 1, true>(out, a, b, n, head, f, stream);
+  } else {
+    if (shape.batch == 4) return launch_zip_tiles_as<T, F, 4, false>(out, a, b, n, head, f, stream);
+    if (shape.batch == 2) return launch_zip_tiles_as<T, F, 2, false>(out, a, b, n, head, f, stream);
+    if (shape.batch == 1) return launch_zip_tiles_as<T, F, 1, false>(out, a, b, n, head, f, stream);
+  }
+  return false;
 }
 
 // Enough threads that each handles a batch of 16-byte packs, no more than fit at once.

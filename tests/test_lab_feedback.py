@@ -199,15 +199,32 @@ def test_a_gpu_failure_is_explained_by_the_cpu_path_when_it_finds_a_fault():
 
 def test_a_bfloat16_gemm_accumulator_that_nvcc_rejects_is_explained():
     """On an H200, T.gemm with a bfloat16 accumulator fails in nvcc (TileLang's mma_sync has no such
-    configuration); the student reads nvcc's error and the accumulator hint, not nvcc's command line."""
+    configuration); the student reads nvcc's error and the accumulator hint, not nvcc's command line,
+    nor a line of the CUDA source TileLang appends (its launch-error strings read "error: %s")."""
     from operator_runtime_testing.lab.build_errors import explain
     error = RuntimeError(
         "Compilation Failed! ['/usr/local/cuda/bin/nvcc', '-std=c++20', '--shared', '/tmp/x.cu']\n"
         "/tmp/gpu-site/tilelang/src/tl_templates/cuda/instruction/mma.h(282): error: static assertion failed "
         "with \"tl::mma_sync: unsupported configuration\"\n"
         "  detected during instantiation of ... [with AType=tl::DataType::kBFloat16, CType=tl::DataType::kBFloat16]\n"
-        "2 errors detected in the compilation of \"/tmp/x.cu\".")
+        "2 errors detected in the compilation of \"/tmp/x.cu\".\n"
+        "extern \"C\" int call(half_t* A) {\n"
+        "    snprintf(error_buf, ERROR_BUF_SIZE, \"kernel matmul_kernel launch error: %s\", 16384, msg);\n}\n")
     short, full = explain(error, "matmul (TileLang)", "compiling the bfloat16 program for the GPU")
     assert "nvcc could not compile" in short and "unsupported configuration" in short
+    assert "%s" not in short
     assert "/usr/local/cuda/bin/nvcc" not in short and "/usr/local/cuda/bin/nvcc" in full
     assert "T.gemm accumulates in its third argument's dtype" in short and '"float32"' in short
+
+
+def test_nvccs_output_reaches_the_error_tilelang_raises():
+    """TileLang 0.1.15 leaves nvcc's output on the process's stderr (its error holds the command and
+    the source only): while a lab program compiles, the output is captured for the error instead."""
+    from tilelang.jit.adapter import libgen
+
+    from operator_runtime_testing.lab.kernels import _nvcc_output_in_errors
+    before = libgen.subprocess
+    with _nvcc_output_in_errors():
+        done = libgen.subprocess.run(["sh", "-c", "echo 'x.cu(3): error: boom' >&2; exit 1"])
+    assert done.returncode == 1 and b"x.cu(3): error: boom" in done.stdout
+    assert libgen.subprocess is before

@@ -45,6 +45,7 @@ HINTS = [
      "TileLang could not decide how the fragment's elements map to threads: fill it with T.copy, T.fill / "
      "T.clear or a T.Parallel loop over its whole shape before reading it"),
 ]
+_NVCC_ERROR = re.compile(r"\S+\(\d+\): (?:catastrophic )?error: (.*)")
 _PACKAGE = str(Path(__file__).resolve().parents[2])  # python/ of this checkout
 
 
@@ -70,9 +71,11 @@ def explain(e: BaseException, who: str, what: str, log: str = "") -> tuple[str, 
     message = str(e).strip()
     first = next((ln for ln in message.splitlines() if ln.strip()), type(e).__name__)
     if first.startswith("Compilation Failed"):  # TileLang's CUDA did not build: nvcc's first error, not its command
-        nvcc = next((ln for ln in message.splitlines() if " error: " in ln), None)
+        # nvcc's diagnostics read "file(line): error: ..."; the CUDA source after them has its own
+        # "error: " strings (TileLang's launch-error messages), which are not the error
+        nvcc = next((m for m in map(_NVCC_ERROR.match, message.splitlines()) if m), None)
         if nvcc:
-            first = "nvcc could not compile TileLang's CUDA for your program: " + nvcc.split(" error: ", 1)[1].strip()
+            first = "nvcc could not compile TileLang's CUDA for your program: " + nvcc.group(1).strip()
     spans = [ln.rstrip() for ln in message.splitlines() if re.match(r"\s*(-->|\d*\s*\|)", ln)]
     line_no, code = _student_line(e)
     hint = next((h for pattern, in_line, h in HINTS

@@ -9,7 +9,9 @@ reads past the end computes NaN rather than reading another allocation (or fault
 
 from __future__ import annotations
 
+import contextlib
 import math
+import types
 
 import torch
 
@@ -65,7 +67,33 @@ def compile_tilelang(program, device: str):
         from .cpu_tiles import prepare_for_cpu
 
         program = prepare_for_cpu(program)
-    return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
+    with _nvcc_output_in_errors():
+        return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
+
+
+@contextlib.contextmanager
+def _nvcc_output_in_errors():
+    """TileLang 0.1.15 runs nvcc with its output going straight to the process's stderr (on Linux
+    it captures nothing), so its "Compilation Failed!" error holds nvcc's command and the CUDA
+    source but not nvcc's diagnostics: the student's feedback (build_errors.explain) could not
+    name the error or give its hint (seen on the H200: a bfloat16 T.gemm accumulator). While a lab
+    program compiles, nvcc's output is captured instead, and TileLang puts it into its error."""
+    import subprocess
+
+    from tilelang.jit.adapter import libgen
+
+    def run(command, **kwargs):
+        kwargs.setdefault("stdout", subprocess.PIPE)
+        kwargs.setdefault("stderr", subprocess.STDOUT)
+        return subprocess.run(command, **kwargs)
+
+    saved = libgen.subprocess
+    libgen.subprocess = types.SimpleNamespace(run=run, PIPE=subprocess.PIPE, STDOUT=subprocess.STDOUT,
+                                              DEVNULL=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        libgen.subprocess = saved
 
 
 def run_tilelang(kernel, op: str, inputs: list[torch.Tensor], out: torch.Tensor) -> None:

@@ -73,6 +73,21 @@ def test_awkward_sizes_repeated(backend, device, gen, dtype):
     assert info.hits > 0 and info.size <= info.maxsize
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_a_hit_with_another_storage_offset(backend, device, gen, dtype):
+    """The key holds shapes and strides, not where the data start: a plan made for tensors on a
+    16-byte boundary is handed tensors one element past it (same layout), and must still be right
+    (tilelang's copy picks its vectorized kernel per call: AlignedPlan)."""
+    n = 3 * 4096 + 5  # whole blocks and a short one
+    for offset in (0, 1, 0, 3):
+        x = randn(n + offset, gen, device, dtype)[offset:]
+        out = torch.empty(n + offset, dtype=dtype, device=device)[offset:]
+        check("copy", ort.copy(x, out=out, backend=backend), x)
+        y = randn(n + offset, gen, device, dtype)[offset:]
+        check("vector_add", ort.vector_add(x, y, backend=backend), x, y)
+    assert plan_cache.cache_info().hits >= 4
+
+
 def test_keys_do_not_collide(backend, device, gen):
     """Same shapes, different strides / dtypes / dims / keepdim / out dtype: each its own plan."""
     for _ in range(2):

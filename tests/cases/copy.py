@@ -23,6 +23,7 @@ def correctness_cases():
         Case("odd", (T((7,)),)),
         Case("not-multiple-of-8", (T((1023,)),)),
         Case("long-odd", (T((100_003,)),)),
+        Case("unaligned", (T((3 * 4096 + 5,), layout="offset"),)),
         Case("empty", (T((0,)),)),
         Case("empty-middle", (T((3, 0, 5)),)),
         Case("2d", (T((33, 65)),)),

@@ -344,6 +344,47 @@ def _plan_call(fn, tail: tuple, n_inputs: int, last_error):
     return call
 
 
+class AlignedPlan:
+    """One contiguous layout of an op whose kernel module also has ``<op>_aligned_program`` (copy):
+    that program when every data pointer of the call is a multiple of 16 bytes (its whole blocks
+    load and store 16 bytes at a time, which a pointer off that boundary would fault on), the
+    plain program otherwise, compiled on first need. Checked on every call: a prepared op's
+    run(new buffers) and the eager plan cache reuse the plan for tensors of the same layout but
+    any storage offset. Same interface as KernelPlan."""
+
+    workspace_bytes = 0
+
+    def __init__(self, op: str, dtypes: tuple, layout: Layout, device: torch.device):
+        aligned = KernelPlan(compiled(op, dtypes, True, layout.extra, f"{op}_aligned_program"), layout, device)
+        plain: list = []  # [KernelPlan], made on the first misaligned call
+
+        def plain_plan() -> KernelPlan:
+            if not plain:
+                plain.append(KernelPlan(compiled(op, dtypes, True, layout.extra, layout.program), layout, device))
+            return plain[0]
+
+        self._aligned, self._plain_plan = aligned, plain_plan
+        aligned_call = aligned.call
+
+        def call(out, *inputs_and_stream) -> int:
+            # the stream (last) is not a pointer; an empty operand's NULL is not misaligned
+            for p in (out, *inputs_and_stream[:-1]):
+                if p and p & 15:
+                    return plain_plan().call(out, *inputs_and_stream)
+            return aligned_call(out, *inputs_and_stream)
+
+        self.call = call
+
+    def launch(self, pointers: list, stream: int | None = None) -> None:
+        if any(p.value and p.value & 15 for p in pointers):
+            self._plain_plan().launch(pointers, stream)
+        else:
+            self._aligned.launch(pointers, stream)
+
+    def close(self) -> None:
+        pass
+
+
 class DirectLaunch:
     """A KernelPlan bound to its tensors: calling it launches with arguments built once
     (the prepared steady state)."""
@@ -383,8 +424,10 @@ class TileLangPrepared(PreparedBase):
             dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
             gpu = out.device.type == "cuda"
             layout = _layout(op, out, inputs, attrs, gpu)
-            kernel = compiled(op, dtypes, gpu, layout.extra, layout.program)
-            self._plan = KernelPlan(kernel, layout, out.device)
+            if gpu and layout.program == IMPLEMENTED[op] and hasattr(kernels(op), f"{op}_aligned_program"):
+                self._plan = AlignedPlan(op, dtypes, layout, out.device)
+            else:
+                self._plan = KernelPlan(compiled(op, dtypes, gpu, layout.extra, layout.program), layout, out.device)
             self._launch = DirectLaunch(self._plan, (*inputs, out))
         else:  # nothing to do (a zero-block launch is an error on the GPU): nothing to compile
             self._plan, self._launch = _NothingToLaunch(), None

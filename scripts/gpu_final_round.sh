@@ -8,17 +8,8 @@
 # STEPS="build test-nvidia ..." runs a subset (a run call is limited to 600 s: split the round in two
 # calls, the second finding the machine warm and the build in place).
 set -uo pipefail
-source .gpu/env.sh
-export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
-OUT=${OUT:-_build/gpu-final}; mkdir -p "$OUT"
-T0=$SECONDS; BUDGET=${FINAL_BUDGET:-640}
-left() { local l=$(( BUDGET - (SECONDS - T0) )); (( l < $1 )) && echo $(( l > 5 ? l : 5 )) || echo "$1"; }
-cap() { local name=$1 limit; limit=$(left "$2"); shift 2; local t0=$SECONDS
-  case " ${STEPS:-all} " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
-  timeout -s INT --kill-after=15 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $((SECONDS - t0))s/${limit}s :: $(tail -n 1 "$OUT/$name.log" | cut -c1-160)" | tee -a "$OUT/summary.txt"; }
-PY="python3 -m pytest -q -p no:cacheprovider -rfE"
-SAN="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --error-exitcode 99 --print-limit 10"
+OUT=${OUT:-_build/gpu-final} LOGS=${OUT:-_build/gpu-final} BUDGET=${FINAL_BUDGET:-640}
+source scripts/gpu_lib.sh  # cap, PY, SAN (logs beside the results: $LOGS = $OUT)
 
 cap build 150 bash -c "cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-gpu -j16"
 cap test-nvidia 120 $PY tests/ops tests/test_plan_cache.py tests/test_c_contract.py --backend nvidia &

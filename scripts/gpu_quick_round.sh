@@ -4,11 +4,8 @@
 # alone on the GPU (eager torch only; gpu_check.sh is the whole check). From the project root:
 #   run(command="OUT=$OUT bash scripts/gpu_quick_round.sh", carry=[".gpu"])
 set -uo pipefail
-source .gpu/env.sh
-export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
-cap() { local name=$1 limit=$2; shift 2; local t0=$SECONDS
-  timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $((SECONDS - t0))s :: $(tail -n 1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"; }
+LOGS=$OUT BUDGET=${BUDGET:-100000}
+source scripts/gpu_lib.sh  # cap (logs beside the results: $LOGS = $OUT)
 cap build 150 bash -c "cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j16"
 cap test-nvidia 170 python3 -m pytest tests/ops/test_matmul.py tests/ops/test_softmax.py tests/ops/test_reduce_sum.py \
   tests/ops/test_vector_add.py tests/ops/test_kernel_strategies.py tests/test_plan_cache.py -q --backend nvidia -p no:cacheprovider -rfs &

@@ -7,16 +7,8 @@
 #   run(command="OUT=$OUT bash scripts/gpu_verify_round.sh", carry=[".gpu"])
 # STEPS="build labs memcheck" runs a subset; LIMIT (s) bounds each parallel suite.
 set -uo pipefail
-source .gpu/env.sh
-export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
-OUT=${OUT:-_build/gpu-verify}; mkdir -p "$OUT"
-cap() { local name=$1 limit=$2; shift 2; local t0=$SECONDS
-  case " ${STEPS:-all} " in *" all "*|*" $name "*) ;; *) return 0 ;; esac
-  # SIGINT first: pytest stopped that way still prints its summary of the failures so far
-  timeout -s INT --kill-after=20 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $((SECONDS - t0))s :: $(tail -n 1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"; }
-PY="python3 -m pytest -q -p no:cacheprovider -rfE"
-SAN="env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --error-exitcode 99 --print-limit 20"
+OUT=${OUT:-_build/gpu-verify} LOGS=${OUT:-_build/gpu-verify} BUDGET=${BUDGET:-100000}
+source scripts/gpu_lib.sh  # cap, PY, SAN (logs beside the results: $LOGS = $OUT)
 LIMIT=${LIMIT:-300}
 
 cap build 200 bash -c "cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-gpu -j16"

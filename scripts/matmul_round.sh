@@ -6,14 +6,8 @@
 # tile-config sweep (compiled in the background while the tests run). Logs and JSON under $OUT, a compact summary at the end. From the repo root:
 #   OUT=$OUT bash scripts/matmul_round.sh
 set -uo pipefail
-source .gpu/env.sh
-export CAMP_BUILD_DIR=build-gpu PYTHONUNBUFFERED=1
-T0=$SECONDS
-BUDGET=${MATMUL_ROUND_BUDGET:-410}  # seconds for the whole round; each step gets what is left
-left() { local l=$(( BUDGET - (SECONDS - T0) )); (( l < $1 )) && echo $(( l > 5 ? l : 5 )) || echo "$1"; }
-cap() { local name=$1 limit; limit=$(left "$2"); shift 2; local t0=$SECONDS
-  timeout --kill-after=5 "$limit" "$@" > "$OUT/$name.log" 2>&1; local rc=$?
-  echo "$name rc=$rc $((SECONDS - t0))s/${limit}s :: $(tail -n 1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"; }
+LOGS=$OUT BUDGET=${MATMUL_ROUND_BUDGET:-410}  # seconds for the whole round; each step gets what is left
+source scripts/gpu_lib.sh  # cap, left (logs beside the results: $LOGS = $OUT)
 
 cap build 200 bash -c "cmake -S . -B build-gpu -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j16"
 grep -E "error|spill" "$OUT/build.log" | head -n 8

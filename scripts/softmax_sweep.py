@@ -79,7 +79,14 @@ def groups(quick: bool) -> dict[str, dict]:
               {"label": "staged", "OPRT_SOFTMAX_STRATEGY": "staged"},
               {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
         {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in row_group_configs(8192, quick)]
+    # Bulk (softmax_bulk.cuh): whole rows by the copy engine, block shapes by strategy name
+    bulk = [{"label": "auto"}] + [{"label": name, "OPRT_SOFTMAX_STRATEGY": name}
+                                  for name in ("bulk", "bulk-512", "bulk-128", "bulk-256-2", "bulk-256-6", "bulk-1024")]
     return {
+        "softmax-bulk-f16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.float16, "settings": bulk},
+        "softmax-bulk-bf16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.bfloat16, "settings": bulk},
+        "softmax-bulk-f32": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.float32, "settings": bulk},
+        "softmax-bulk-f16-4096": {"op": "softmax", "shape": (16384, 4096), "dtype": torch.float16, "settings": bulk},
         "softmax-f16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.float16, "settings": long16},
         "softmax-bf16": {"op": "softmax", "shape": (8192, 8192), "dtype": torch.bfloat16, "settings": long16},
         "softmax-short-f32": {"op": "softmax", "shape": (131072, 256), "dtype": torch.float32, "settings": short_softmax},

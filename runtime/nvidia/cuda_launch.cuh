@@ -24,6 +24,9 @@ inline cudaStream_t as_cuda_stream(oprt_stream s) { return static_cast<cudaStrea
 // Streaming multiprocessors of the current device (cached per device).
 int sm_count();
 
+// The current device's compute capability major version (8: sm_80 Ampere, 9: sm_90 Hopper); cached.
+int compute_capability_major();
+
 // The most blocks worth launching for a grid-stride kernel: a few waves over every SM.
 int grid_limit(int blocks_per_sm);
 

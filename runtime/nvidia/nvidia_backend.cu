@@ -9,21 +9,28 @@
 extern "C" OPRT_API const char* oprt_backend_name(void) { return "nvidia"; }
 
 namespace oprt {
-int sm_count() {
-  // Asked once per device: grids are sized on every launch, and the attribute query
-  // would otherwise cost host time on each call.
+namespace {
+// A device attribute of the current device, asked once per device: grids are sized on every
+// launch, and the attribute query would otherwise cost host time on each call.
+template <cudaDeviceAttr Attr>
+int cached_attribute() {
   constexpr int kMaxDevices = 64;
-  static std::atomic<int> cached[kMaxDevices] = {};
+  static std::atomic<int> cached[kMaxDevices] = {};  // 0: not asked yet (no attribute used here is 0)
   int device = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   if (device >= kMaxDevices) device = kMaxDevices - 1;
-  int sms = cached[device].load(std::memory_order_relaxed);
-  if (sms == 0) {
-    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
-    cached[device].store(sms, std::memory_order_relaxed);
+  int value = cached[device].load(std::memory_order_relaxed);
+  if (value == 0) {
+    check_cuda(cudaDeviceGetAttribute(&value, Attr, device), "cudaDeviceGetAttribute");
+    cached[device].store(value, std::memory_order_relaxed);
   }
-  return sms;
+  return value;
 }
+}  // namespace
+
+int sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(); }
+
+int compute_capability_major() { return cached_attribute<cudaDevAttrComputeCapabilityMajor>(); }
 
 int grid_limit(int blocks_per_sm) { return sm_count() * blocks_per_sm; }
 

@@ -63,6 +63,10 @@ def correctness_cases():
         # not a multiple of the 16-byte vector (no staging, element tails)
         Case("row-groups-rows", (T((600, 4104)),), {"dim": -1}),
         Case("row-groups-odd", (T((37, 4099)),), {"dim": -1}),
+        # whole rows by the copy engine (nvidia, OPRT_SOFTMAX_STRATEGY=bulk...): inf and NaN, rows
+        # of -inf, and more rows than the grid's stages hold (they wrap)
+        Case("bulk-rows-extreme", (T((40, 4096), values="extreme"),), {"dim": -1}),
+        Case("bulk-rows-all-neg-inf", (T((5, 2048), values="all_neg_inf"),), {"dim": -1}),
         Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
         Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),
         Case("all-neg-inf", (T((3, 9), values="all_neg_inf"),), {"dim": -1}),

@@ -15,7 +15,7 @@ from cases.spec import DTYPES, T
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
 
-MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid")),
+MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid", "bulk", "bulk-256-2", "bulk-1024")),
          "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",)),
          "matmul": ("OPRT_MATMUL_STRATEGY", ("mma", "wgmma", "wgmma-pipe"))}
 # The launch-shape overrides (OPRT_*_CONFIG): every kernel shape the sweep

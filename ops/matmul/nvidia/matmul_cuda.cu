@@ -376,19 +376,7 @@ __global__ void __launch_bounds__(SIMPLE_THREADS)
 constexpr int64_t kMaxGridY = 65535;
 
 bool has_tensor_cores() {  // sm_80 or newer: mma.sync m16n8k16, ldmatrix, cp.async
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cached[kMaxDevices] = {};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  if (device >= kMaxDevices) device = kMaxDevices - 1;
-  int known = cached[device].load(std::memory_order_relaxed);
-  if (known == 0) {
-    int major = 0;
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-    known = major >= 8 ? 2 : 1;
-    cached[device].store(known, std::memory_order_relaxed);
-  }
-  return known == 2;
+  return compute_capability_major() >= 8;
 }
 
 // Whether an operand's rows can be copied 16 bytes at a time: a unit stride on one of its two

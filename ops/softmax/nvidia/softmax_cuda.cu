@@ -19,7 +19,10 @@
 //     longer rows                 online softmax (running max and rescaled sum in one
 //                                 pass), then a second pass that writes: two reads;
 //                                 split over several blocks when rows are fewer than SMs
-//   16-bit rows of 4097 to 8192 elements: RowGroups, 512 threads x 16 values per row, two
+//   16-bit rows of 4096 to 8192 elements, a multiple of 8 and 16-byte aligned, on sm_90: Bulk
+//     (softmax_bulk.cuh: whole rows moved by the copy engine into shared memory and back; 71%
+//     of the copy ceiling at 8192x8192 f16 on the H200, 65% bf16)
+//   other 16-bit rows of 4097 to 8192 elements: RowGroups, 512 threads x 16 values per row, two
 //     stages (kDefaultConfig: 59% of the copy ceiling at 8192x8192 f16 on the H200, Staged 41%)
 //   OPRT_SOFTMAX_CONFIG (see SoftmaxConfig) sets the launch shape of 16-bit rows past
 //     1024 elements (RowGroups: threads per row, values per thread, rows per block, staging)
@@ -43,6 +46,7 @@
 #include "block_reduce.cuh"
 #include "cuda_launch.cuh"
 #include "row_groups.cuh"
+#include "softmax_bulk.cuh"
 #include "softmax_descriptor.h"
 #include "vector_io.cuh"
 
@@ -50,7 +54,7 @@ using namespace oprt;
 
 namespace {
 
-enum class Strategy { ShortRows, RowGroups, WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
+enum class Strategy { Bulk, ShortRows, RowGroups, WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
 
 // OPRT_SOFTMAX_STRATEGY, read when a descriptor is created (kept in backend_variant):
 //   auto    (default) RowGroups in kDefaultConfig's shape for the 16-bit rows it covers,
@@ -58,14 +62,18 @@ enum class Strategy { ShortRows, RowGroups, WarpCached, BlockCached, BlockCached
 //   old     the strategies before Staged and RowGrid existed, to benchmark against
 //   staged  Staged for every dtype it fits (f32 too); kDefaultConfig's RowGroups set aside
 //   rowgrid as auto, and RowGrid for long rows it fits (measured slower so far: see the top)
-enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2, kRowGrid = 3 };
+//   bulk, bulk-512, ...  as auto, and Bulk (softmax_bulk.cuh: whole rows by the copy engine) for
+//           the contiguous rows of 1025 elements to 64 KiB it takes; the names are kBulkShapes'
+enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2, kRowGrid = 3, kBulkFirst = 16 };
 
 int mode_from_env() {
   const char* v = env_or("OPRT_SOFTMAX_STRATEGY", "auto");
   for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"old", kOld}, std::pair{"staged", kStagedAll},
                                   std::pair{"rowgrid", kRowGrid}})
     if (std::strcmp(v, name) == 0) return mode;
-  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_STRATEGY=", v, " is not one of auto, old, staged, rowgrid");
+  if (const BulkShape* b = bulk_shape(v)) return kBulkFirst + static_cast<int>(b - kBulkShapes);
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_STRATEGY=", v, " is not one of auto, old, staged, rowgrid, bulk, ",
+       "bulk-512, bulk-128, bulk-256-2, bulk-256-6, bulk-1024");
 }
 
 struct Launch {
@@ -234,6 +242,19 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       l.waves = cfg.waves ? cfg.waves : bytes == 4 ? 64 : 1;
       // register prefetch holds two rows: not with 8 packs per lane (128 values)
       l.stages = prefetch == 1 ? (shape.packs < 8 ? 1 : 0) : aligned ? prefetch : 0;
+      return l;
+    }
+    // Bulk by default for the 16-bit rows of 4096..8192 it was timed on (scripts/softmax_sweep.py on
+    // the H200, data/bench/goals/h200-bulk-sweep.json): 8192x8192 f16 71% of the copy ceiling
+    // (RowGroups 60%), bf16 65% (59%), 16384x4096 f16 at 128 threads 70% (Staged 47%); float32
+    // rows gained nothing there (89% against 88%), so they keep the register kernels.
+    const bool bulk_auto = mode == kAuto && cfg.row_groups != kShapeGiven && bytes == 2 && p.row_len >= 4096 &&
+                           p.row_len <= 8192 && has_bulk_copy();
+    if ((mode >= kBulkFirst || bulk_auto) && aligned && p.row_len % pack == 0 && p.row_len * bytes <= kBulkMaxRowBytes) {
+      const BulkShape b = mode >= kBulkFirst ? kBulkShapes[mode - kBulkFirst]
+                                             : BulkShape{"auto", p.row_len <= 4096 ? 128 : 256, 4};
+      Launch l{Strategy::Bulk, b.threads, 1};
+      l.stages = b.stages;
       return l;
     }
     if (p.row_len <= 32 * kCached) return {Strategy::WarpCached, 128, 1};
@@ -924,6 +945,10 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
   // than a grid of exactly the resident blocks (4096x32768 f32: 0.29 ms against 0.60 ms).
   const int blocks_per_sm = std::max(1, 2048 / l.threads);
   switch (l.strategy) {
+    case Strategy::Bulk:
+      if (!launch_bulk<T>(p, l.threads, l.stages, x, y, s))  // no bulk copies here, or no room for two stages
+        softmax_block_online<T><<<grid_for(p.rows, 1, 4), 1024, 0, s>>>(p, x, y);
+      break;
     case Strategy::ShortRows:
       if (l.stages == 3) launch_row_groups<T, 3>(p, l, l.waves, x, y, s);
       else if (l.stages == 2) launch_row_groups<T, 2>(p, l, l.waves, x, y, s);
@@ -1024,7 +1049,9 @@ extern "C" OPRT_API oprt_status oprt_execute_softmax(const oprt_softmax_descript
     if (partial_bytes(d.plan, l) > workspace_size) l = {Strategy::BlockOnline, 1024, 1};  // another GPU than at create
     // Staged and RowGrid copy whole 16-byte chunks: rows aligned by the plan, bases here.
     const bool bases_aligned = reinterpret_cast<uintptr_t>(out) % 16 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
-    if (l.strategy == Strategy::Staged && !bases_aligned)
+    // Bulk copies whole rows from 16-byte boundaries: with a base off one, what old chose (no
+    // staging of whole chunks either)
+    if ((l.strategy == Strategy::Staged || l.strategy == Strategy::Bulk) && !bases_aligned)
       l = choose_strategy(d.plan, d.dtype, kOld, d.backend_params, sm_count());
     if ((l.strategy == Strategy::RowGroups || l.strategy == Strategy::ShortRows) && !bases_aligned && l.stages >= 2)
       l.stages = 0;

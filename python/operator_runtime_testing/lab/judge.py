@@ -75,8 +75,9 @@ HINTS = {
                              "T.copy guards its own tiles, stores you write yourself are not guarded",
                  "cuda": "every thread must check its index against n before it writes (`if (i < n)` or the "
                          "grid-stride loop's condition)"},
-    "tail": {"tilelang": "guard the tail: your tiles do not cover n; launch T.ceildiv(n, TILE) blocks and skip "
-                         "indices >= n",
+    "tail": {"tilelang": "your tiles do not cover n: launch T.ceildiv(n, TILE) blocks, or, on a fixed grid of "
+                         "BLOCKS blocks, loop over T.ceildiv(n, BLOCKS * TILE) rounds (block bx's tile in round k "
+                         "is k * BLOCKS + bx); and guard the tail (skip indices >= n)",
              "cuda": "the launcher starts a fixed number of blocks: loop with a grid-stride loop "
                      "(i += gridDim.x * blockDim.x) until i >= n"},
     "empty_rows": {"tilelang": "a row of length 0 sums to 0: write the accumulator even when the loop is empty",

@@ -75,9 +75,10 @@ HINTS = {
                              "T.copy guards its own tiles, stores you write yourself are not guarded",
                  "cuda": "every thread must check its index against n before it writes (`if (i < n)` or the "
                          "grid-stride loop's condition)"},
-    "tail": {"tilelang": "your tiles do not cover n: launch T.ceildiv(n, TILE) blocks, or, on a fixed grid of "
-                         "BLOCKS blocks, loop over T.ceildiv(n, BLOCKS * TILE) rounds (block bx's tile in round k "
-                         "is k * BLOCKS + bx); and guard the tail (skip indices >= n)",
+    "tail": {"tilelang": "your tiles do not cover n: check which tiles each block moves (one per block: launch "
+                         "T.ceildiv(n, TILE) blocks; STEPS per block: tile bx * STEPS + k; on a fixed grid of BLOCKS "
+                         "blocks: tile k * BLOCKS + bx in each of T.ceildiv(n, BLOCKS * TILE) rounds), and skip "
+                         "indices >= n",
              "cuda": "the launcher starts a fixed number of blocks: loop with a grid-stride loop "
                      "(i += gridDim.x * blockDim.x) until i >= n"},
     "empty_rows": {"tilelang": "a row of length 0 sums to 0: write the accumulator even when the loop is empty",

@@ -68,6 +68,13 @@ step matmul-racecheck sanitize_matmul racecheck "$MATMUL_RACECHECK"
 step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
   --json "$OUT/matmul-bench.json"
 
+# STEPS="lab-variants": labs 1-4 on the GPU (their instructor notebooks, whose answers are variants
+# of the chapters' steps, and the catalogue's mistakes and feedback but matmul's); not in the
+# default STEPS: "labs" runs the notebooks
+step lab-variants bash -c "python3 -m pytest --nbval labs/0[1-4]_*.ipynb -q -p no:cacheprovider; r1=\$?; \
+  python3 -m pytest tests/test_lab_mistakes.py tests/test_lab_feedback.py -q -k 'not matmul' -p no:cacheprovider; \
+  r2=\$?; exit \$((r1 | r2))"
+
 # STEPS="matmul-lab": lab 5 on the GPU (its instructor notebook, its mistakes and feedback, and the probe
 # of its T.gemm program under other pass configs; not in the default STEPS: "labs" runs the notebook)
 step matmul-lab bash -c "python3 -m pytest --nbval labs/05_matmul.ipynb -q -p no:cacheprovider; r1=\$?; \

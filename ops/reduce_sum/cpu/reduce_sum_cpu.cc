@@ -6,6 +6,7 @@
 // instead of striding through memory once per output element.
 #include <vector>
 
+#include "chunked_sum.h"
 #include "half_float.h"
 #include "parallel_for.h"
 #include "reduce_sum_descriptor.h"
@@ -18,33 +19,16 @@ size_t reduce_sum_workspace_bytes(ReduceSumDescriptor&) { return 0; }
 
 namespace {
 constexpr int64_t kTile = 64;   // neighbouring rows summed together
-constexpr int kLanes = 8;       // independent partial sums per row: speed and accuracy
-
-// Terms are added in f32 in chunks of kChunk, and the chunk sums are carried in f64: a
-// single f32 accumulator stops growing once it is 2^24 times larger than a term, which
-// a long row reaches (2^31 halves summed in f32 stall at 2^26). Short chunks also keep
-// the error of a long sum near torch's pairwise ("cascade") sum: the f32 error grows
-// with the terms one accumulator adds (kChunk / kLanes in a row, kChunk down a column),
-// and with 4096 a 100003-long column was 7x less accurate than torch's. An f64 add per
-// 256 terms costs nothing measurable.
+// Rows are summed by chunked_sum (chunked_sum.h: f32 lanes, an f64 total). Its chunk is short
+// here: the f32 error grows with the terms one accumulator adds (kChunk / kSumLanes in a row,
+// kColumnChunk down a column), and with 4096 a 100003-long column was 7x less accurate than
+// torch's pairwise ("cascade") sum.
 constexpr int64_t kChunk = 256;
 constexpr int64_t kColumnChunk = 64;  // down a column one accumulator adds every term: chunk it finer
 
 template <class T>
 double sum_row(const T* x, int64_t n, int64_t stride) {
-  double total = 0.0;
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t end = std::min(n, start + kChunk);
-    float lanes[kLanes] = {};
-    int64_t r = start;
-    for (; r + kLanes <= end; r += kLanes)
-      for (int l = 0; l < kLanes; ++l) lanes[l] += to_float(x[(r + l) * stride]);
-    for (; r < end; ++r) lanes[0] += to_float(x[r * stride]);
-    float s = 0.f;
-    for (float v : lanes) s += v;
-    total += s;
-  }
-  return total;
+  return chunked_sum<kChunk>(n, [x, stride](int64_t r) { return to_float(x[r * stride]); });
 }
 
 template <class T>

@@ -12,6 +12,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "chunked_sum.h"
 #include "expf_vec.h"
 #include "half_float.h"
 #include "parallel_for.h"
@@ -35,9 +36,8 @@ size_t softmax_workspace_bytes(SoftmaxDescriptor& d) {
 namespace {
 // Row passes over the f32 scratch row, each a loop the compiler vectorizes (SSE2 at -O3,
 // no -ffast-math), except the max: a max or sum into one accumulator is a serial chain GCC
-// may not reorder, so the sum keeps kLanes independent partials (combined at the end) and
-// the max is written with SSE (baseline on x86-64), GCC vectorizing no form of it.
-constexpr int kLanes = 8;
+// may not reorder, so the sum keeps independent partials (chunked_sum's lanes) and the max
+// is written with SSE (baseline on x86-64), GCC vectorizing no form of it.
 
 // The row's largest value, NaN skipped: a NaN makes the sum of exps NaN, and with it every
 // output of the row, which is torch's result (max itself need not propagate it).
@@ -60,26 +60,14 @@ float row_max(const float* v, int64_t n) {
   return m;
 }
 
-// Sums are taken over chunks of kChunk terms in f32 lanes and carried in f64: one f32
-// accumulator over a long row drifts (a 2^22-long row of randn * 5 summed so was 0.14% off).
+// Sums are chunked_sum's (chunked_sum.h: f32 lanes over chunks of kChunk, an f64 total).
 constexpr int64_t kChunk = 1024;
 
-// v[r] = exp(v[r] - m); returns their sum. (Most of a softmax's time: cloned for AVX2 + FMA.)
+// v[r] = exp(v[r] - m); returns their sum. (Most of a softmax's time: cloned for AVX2 + FMA,
+// chunked_sum inlined into each clone.)
 OPRT_EXP_CLONES float exp_shifted_sum(float* v, int64_t n, float m) {
   for (int64_t r = 0; r < n; ++r) v[r] = expf_vec(v[r] - m);
-  double total = 0.0;
-  for (int64_t start = 0; start < n; start += kChunk) {
-    const int64_t end = std::min(n, start + kChunk);
-    float lanes[kLanes] = {};
-    int64_t r = start;
-    for (; r + kLanes <= end; r += kLanes)
-      for (int l = 0; l < kLanes; ++l) lanes[l] += v[r + l];
-    float sum = 0.f;
-    for (float l : lanes) sum += l;
-    for (; r < end; ++r) sum += v[r];
-    total += sum;
-  }
-  return static_cast<float>(total);
+  return static_cast<float>(chunked_sum<kChunk>(n, [v](int64_t r) { return v[r]; }));
 }
 
 template <class T>

@@ -75,7 +75,9 @@ HINTS = {
                              "T.copy guards its own tiles, stores you write yourself are not guarded",
                  "cuda": "every thread must check its index against n before it writes (`if (i < n)` or the "
                          "grid-stride loop's condition)"},
-    "tail": {"tilelang": "guard the tail: your tiles do not cover n; launch T.ceildiv(n, TILE) blocks and skip "
+    "tail": {"tilelang": "your tiles do not cover n: check which tiles each block moves (one per block: launch "
+                         "T.ceildiv(n, TILE) blocks; STEPS per block: tile bx * STEPS + k; on a fixed grid of BLOCKS "
+                         "blocks: tile k * BLOCKS + bx in each of T.ceildiv(n, BLOCKS * TILE) rounds), and skip "
                          "indices >= n",
              "cuda": "the launcher starts a fixed number of blocks: loop with a grid-stride loop "
                      "(i += gridDim.x * blockDim.x) until i >= n"},

@@ -63,6 +63,15 @@ def correctness_cases():
         # not a multiple of the 16-byte vector (no staging, element tails)
         Case("row-groups-rows", (T((600, 4104)),), {"dim": -1}),
         Case("row-groups-odd", (T((37, 4099)),), {"dim": -1}),
+        # tilelang's packed rows (a warp per row, 8 rows per block, up to 256 long): one row, row
+        # counts that leave the last block part-full, rows of 3, 255, a full 256 of -inf (no
+        # padding to lower the max), and 257 and 1000 (the cached kernel)
+        Case("packed-one-row", (T((1, 200)),), {"dim": -1}),
+        Case("packed-rows-of-3", (T((13, 3)),), {"dim": -1}),
+        Case("packed-rows-255", (T((27, 255), values="extreme"),), {"dim": -1}),
+        Case("packed-full-all-neg-inf", (T((3, 256), values="all_neg_inf"),), {"dim": -1}),
+        Case("packed-past-257", (T((5, 257)),), {"dim": -1}),
+        Case("rows-1000", (T((3, 1000)),), {"dim": -1}),
         Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
         Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),
         Case("all-neg-inf", (T((3, 9), values="all_neg_inf"),), {"dim": -1}),

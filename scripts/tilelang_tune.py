@@ -27,7 +27,7 @@ SHAPES = [(262144, 128), (131072, 256), (4096, 1024), (8192, 8192), (4096, 32768
 # short rows; softmax: ("packed", 256) for short rows, ("cached", tile) where the row fits,
 # ("online", threads)
 REDUCE_CANDIDATES = [(64, 16), (128, 8), (128, 16), (256, 8), (256, 16), (512, 8), (1024, 8), (1024, 16)]
-PACKED_CANDIDATES = [(256, 2, 32), (256, 4, 32), (256, 8, 32), (512, 4, 32), (128, 4, 32)]
+PACKED_CANDIDATES = [(256, 4, 32), (256, 8, 32), (512, 8, 32), (256, 8, 16), (256, 4, 16), (128, 8, 32)]
 ONLINE_THREADS = [256, 512, 1024]
 
 

@@ -94,8 +94,8 @@ def test_each_reduction_picks_its_kernel(shape, dim, program):
 
 @pytest.mark.parametrize("op,shape,dim,program,extra,shapes", [
     # short rows: packed 8 to a block, a warp each (strategy tables: ROW_STRATEGY, PACKED_TILE)
-    ("reduce_sum", (262144, 128), 1, "reduce_sum_program", (256, 4, 32), [(262144, 128), (262144,)]),
-    ("reduce_sum", (7, 512), -1, "reduce_sum_program", (256, 4, 32), [(7, 512), (7,)]),
+    ("reduce_sum", (262144, 128), 1, "reduce_sum_program", (256, 8, 32), [(262144, 128), (262144,)]),
+    ("reduce_sum", (7, 512), -1, "reduce_sum_program", (256, 8, 32), [(7, 512), (7,)]),
     ("reduce_sum", (7, 513), -1, "reduce_sum_program", (128, 8, 128), [(7, 513), (7,)]),
     ("softmax", (131072, 256), -1, "softmax_program", ("packed", 256), [(131072, 256)] * 2),
     ("softmax", (5, 257), -1, "softmax_program", ("cached", 1024), [(5, 257)] * 2),

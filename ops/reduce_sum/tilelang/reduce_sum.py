@@ -32,9 +32,10 @@ from operator_runtime._internal.tilelang_prims import load, offsets, storage, st
 # (longest row, threads per block, values each thread loads per step, threads per row), the
 # block kernels measured on the H200 with scripts/tilelang_tune.py. Each step keeps `unroll` loads
 # in flight per thread; a few long rows need whole SMs of threads. Rows up to 512 are packed 8 to
-# a 256-thread block, a warp each (4 steps of 4 loads at most; longer rows keep the block kernel,
-# 1.7x torch at 4096x1024).
-ROW_STRATEGY = ((512, 256, 4, 32), (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
+# a 256-thread block, a warp each: 8 loads per step (a warp's step spans 256 values: a 256-long row
+# is one step of 8 loads in flight, not two of 4; shorter rows predicate the rest off, no traffic),
+# 2 steps at most; longer rows keep the block kernel (1.7x torch at 4096x1024).
+ROW_STRATEGY = ((512, 256, 8, 32), (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
 GPU_VARIANTS = [(threads, unroll, lanes) for _, threads, unroll, lanes in ROW_STRATEGY]  # every kernel gpu_strategy picks
 
 
@@ -94,6 +95,10 @@ def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 
 
 
 def _reduce_sum_packed(dtype, rows, row_len, threads, unroll, lanes):
+    # a row's lanes are adjacent threads within one warp: its sum is shuffles only
+    if lanes not in (1, 2, 4, 8, 16, 32) or threads % lanes:
+        raise ValueError(f"packed rows take 1..32 lanes (a power of two) dividing threads; got lanes={lanes}, "
+                         f"threads={threads}")
     R = threads // lanes  # rows per block
     STEP = lanes * unroll  # elements of a row its lanes load per step
 
@@ -144,7 +149,10 @@ def reduce_sum_columns_program(dtype: str, gpu: bool):
         strips = T.ceildiv(inner, STRIP)
         # one grid dim (gridDim.y stops at 65535 blocks; outer has no such bound)
         with T.Kernel(strips * outer, threads=STRIP * SWEEP) as b:
-            o, bx = b // strips, b % strips
+            where = T.alloc_local((2,), "int64")  # (o, first column): divided once, not per load
+            where[0] = b // strips
+            where[1] = b % strips * STRIP
+            o, col0 = where[0], where[1]
             # loop order (u, r, c), fragment to match: thread r * STRIP + c holds x[:, r, c]
             x = T.alloc_fragment((COLUMN_UNROLL, SWEEP, STRIP), "float32")
             part = T.alloc_fragment((SWEEP, STRIP), "float32")
@@ -156,15 +164,14 @@ def reduce_sum_columns_program(dtype: str, gpu: bool):
                 for step in T.serial(STEPS):
                     for u, r, c in T.Parallel(COLUMN_UNROLL, SWEEP, STRIP):
                         i = (chunk * STEPS + step) * STEP + u * SWEEP + r
-                        x[u, r, c] = T.if_then_else(i < L and bx * STRIP + c < inner,
-                                                    T.cast(X[o, i, bx * STRIP + c], "float32"), 0.0)
+                        x[u, r, c] = T.if_then_else(i < L and col0 + c < inner, T.cast(X[o, i, col0 + c], "float32"), 0.0)
                     T.reduce_sum(x, part, dim=0, clear=False)  # within each thread
                 for r, c in T.Parallel(SWEEP, STRIP):
                     total[r, c] += T.cast(part[r, c], "float64")
             T.reduce_sum(total, column, dim=0)  # across the SWEEP threads of each column
             for c in T.Parallel(STRIP):
-                if bx * STRIP + c < inner:
-                    Y[o, bx * STRIP + c] = T.cast(T.cast(column[c], "float32"), dtype)
+                if col0 + c < inner:
+                    Y[o, col0 + c] = T.cast(T.cast(column[c], "float32"), dtype)
 
     return reduce_sum_columns
 

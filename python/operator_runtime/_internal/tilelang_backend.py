@@ -5,7 +5,8 @@ Each kernel is compiled once per (operator, program, dtypes, target) in this pro
 also cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes dynamic sizes, so a new
 shape never recompiles. Every case maps onto one of two kernels per operator (_layout):
 the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
-strides and broadcasting, passed to the kernel as sizes and strides). bfloat16 on the C
+strides and broadcasting, passed to the kernel as sizes and strides); on the GPU, reduce_sum
+over a dim that is not innermost of a contiguous input has a third (COLUMNS). bfloat16 on the C
 target is passed as its bits (tilelang_prims.py). The tensors stay on their device: nothing
 falls back to torch or another backend. What no kernel expresses is refused with
 UnsupportedError naming the case.

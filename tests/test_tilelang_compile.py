@@ -35,7 +35,7 @@ PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
 STRIDED_PROGRAMS = [("copy", ("bfloat16", "float32"), ("strided", 3)), ("vector_add", ("float16",), ("strided", 3)),
                     ("reduce_sum", ("bfloat16",), ("strided", 3)), ("softmax", ("float32",), ("strided", 3)),
                     ("copy", ("float16", "float16"), ("strided", 8)),
-                    ("reduce_sum", ("float16",), ("columns",))]
+                    ("reduce_sum", ("float16",), ("columns",)), ("softmax", ("bfloat16",), ("columns",))]
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
                  ("reduce_sum", ("float16",), (1024, 8)), ("reduce_sum", ("float32",), ("columns",)),
                  ("softmax", ("float32",), ("cached", 16384)),

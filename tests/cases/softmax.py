@@ -79,6 +79,13 @@ def correctness_cases():
         Case("columns-inf-and-nan", (T((37, 16), values="extreme"),), {"dim": 0}),
         Case("columns-all-neg-inf", (T((9, 3), values="all_neg_inf"),), {"dim": 0}),
         Case("transposed-4d-dim-1", (T((3, 4, 5, 6), layout="transposed"),), {"dim": 1}),
+        # tilelang's column softmax (a contiguous input over a dim that is not innermost; 32
+        # columns and 128 rows a step per block): a strip and part of one, a middle dim a step
+        # and one row long, long columns with few of them, large values down columns
+        Case("columns-odd", (T((37, 33)),), {"dim": 0}),
+        Case("columns-middle-dim", (T((3, 129, 65)),), {"dim": 1}),
+        Case("columns-long-few", (T((3001, 5)),), {"dim": 0}),
+        Case("columns-large-values", (T((300, 7), values="large"),), {"dim": 0}),
     ]
 
 

@@ -103,7 +103,8 @@ def test_each_reduction_picks_its_kernel(shape, dim, program):
     ("reduce_sum", (8192, 8192), 0, "reduce_sum_columns_program", (), [(1, 8192, 8192), (1, 8192)]),
     ("reduce_sum", (3, 1029, 65), 1, "reduce_sum_columns_program", (), [(3, 1029, 65), (3, 65)]),
     ("reduce_sum", (0, 5), 0, "reduce_sum_columns_program", (), [(1, 0, 5), (1, 5)]),
-    ("softmax", (33, 65), 0, "softmax_strided_program", (3,), None),  # no column kernel for softmax
+    ("softmax", (33, 65), 0, "softmax_columns_program", (), [(1, 33, 65)] * 2),
+    ("softmax", (5, 6, 7), 1, "softmax_columns_program", (), [(5, 6, 7)] * 2),
 ])
 def test_each_gpu_call_picks_its_kernel(op, shape, dim, program, extra, shapes):
     """On the GPU (the layout alone: nothing is compiled or run here)."""
@@ -116,13 +117,15 @@ def test_each_gpu_call_picks_its_kernel(op, shape, dim, program, extra, shapes):
 
 
 def test_gpu_columns_kernel_takes_contiguous_operands_only():
-    """A transposed input or an out with gaps keeps the strided kernel on the GPU."""
+    """A transposed input, or an out with gaps or transposed, keeps the strided kernel on the GPU."""
     x = torch.empty(6, 5).t()
     assert tilelang_backend._layout("reduce_sum", torch.empty(6), (x,), (0, 0), True).program == \
         "reduce_sum_strided_program"
     x = torch.empty(4, 5)
     out = torch.empty(5, 2)[:, 0]
     assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), True).program == "reduce_sum_strided_program"
+    out = torch.empty(5, 4).t()
+    assert tilelang_backend._layout("softmax", out, (x,), (0,), True).program == "softmax_strided_program"
 
 
 def test_strided_plan_is_cached_and_reused(tl_device, gen):

@@ -193,6 +193,67 @@ def _softmax_cpu(dtype, rows, row_len):
     return softmax_cpu
 
 
+# Column softmax on the GPU (softmax_columns_program): a contiguous input over a dim that is not
+# innermost, viewed as (outer, L, inner): the softmax runs down each column (o, :, c). The strided
+# kernel's one thread per column gave few blocks when columns are few (8192 columns: 32 blocks),
+# each thread walking its column three times. Here a block takes STRIP adjacent columns of one `o`
+# and SWEEP rows per step, UNROLL steps' rows in flight: thread (r, c) reads rows r, r + SWEEP, ...
+# of column c, so a warp reads STRIP adjacent values of one row. One pass keeps each thread's
+# running (max, sum) as the online kernel does, the block merges its SWEEP pairs per column, and a
+# second pass writes.
+STRIP, SWEEP = 32, 16  # 512 threads: 16 rows x 32 columns, UNROLL rows each per step
+
+
+def softmax_columns_program(dtype: str, gpu: bool):
+    outer, L, inner = T.dynamic("outer", "int64"), T.dynamic("L", "int64"), T.dynamic("inner", "int64")
+    if not gpu:
+        raise ValueError("softmax_columns_program is a GPU kernel: the C target takes softmax_strided_program")
+    STEP = SWEEP * UNROLL  # rows the block loads per step
+
+    @T.prim_func
+    def softmax_columns(X: T.Tensor((outer, L, inner), dtype), Y: T.Tensor((outer, L, inner), dtype)):
+        strips = T.ceildiv(inner, STRIP)
+        with T.Kernel(strips * outer, threads=STRIP * SWEEP) as b:
+            where = T.alloc_local((2,), "int64")  # (o, first column): divided once, not per load
+            where[0] = b // strips
+            where[1] = b % strips * STRIP
+            o, col0 = where[0], where[1]
+            # loop order (u, r, c), fragment to match: thread r * STRIP + c holds x[:, r, c]
+            x = T.alloc_fragment((UNROLL, SWEEP, STRIP), "float32")
+            x_max = T.alloc_fragment((SWEEP, STRIP), "float32")
+            m = T.alloc_fragment((SWEEP, STRIP), "float32")  # each thread's running max ...
+            s = T.alloc_fragment((SWEEP, STRIP), "float32")  # ... and its sum of exp(x - m)
+            col_max = T.alloc_fragment((STRIP,), "float32")
+            col_sum = T.alloc_fragment((STRIP,), "float32")
+            T.fill(m, LOWEST)
+            T.clear(s)
+            for k in T.serial(T.ceildiv(L, STEP)):
+                for u, r, c in T.Parallel(UNROLL, SWEEP, STRIP):
+                    i = k * STEP + u * SWEEP + r
+                    x[u, r, c] = T.if_then_else(i < L and col0 + c < inner, T.cast(X[o, i, col0 + c], "float32"),
+                                                LOWEST)
+                T.reduce_max(x, x_max, dim=0)  # within each thread
+                for r, c in T.Parallel(SWEEP, STRIP):  # rescale once per step, not once per element
+                    x_max[r, c] = T.max(x_max[r, c], m[r, c])
+                    s[r, c] = s[r, c] * T.exp(m[r, c] - x_max[r, c])
+                    m[r, c] = x_max[r, c]
+                for u, r, c in T.Parallel(UNROLL, SWEEP, STRIP):  # rows past L add exactly 0
+                    x[u, r, c] = T.if_then_else(k * STEP + u * SWEEP + r < L, T.exp(x[u, r, c] - m[r, c]), 0.0)
+                T.reduce_sum(x, s, dim=0, clear=False)
+            T.reduce_max(m, col_max, dim=0)  # across the SWEEP threads of each column
+            for r, c in T.Parallel(SWEEP, STRIP):  # bring every thread's sum to its column's max
+                s[r, c] = s[r, c] * T.exp(m[r, c] - col_max[c])
+            T.reduce_sum(s, col_sum, dim=0)
+            for k in T.serial(T.ceildiv(L, STEP)):
+                for u, r, c in T.Parallel(UNROLL, SWEEP, STRIP):
+                    i = k * STEP + u * SWEEP + r
+                    if i < L and col0 + c < inner:
+                        Y[o, i, col0 + c] = T.cast(T.exp(T.cast(X[o, i, col0 + c], "float32") - col_max[c]) / col_sum[c],
+                                                   dtype)
+
+    return softmax_columns
+
+
 COLUMNS = 256  # strided kernel: softmax rows (threads) per GPU block
 
 

@@ -1,9 +1,11 @@
 """reduce_sum in TileLang: Y = X summed over one dim, in float32.
 
-Two kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
+Three kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
 - rows (``reduce_sum_program``): a contiguous input whose reduced dim is innermost, viewed as
   (rows, row_len). Both sizes are dynamic int64, so one compiled kernel serves every shape.
-- columns (``reduce_sum_strided_program``): anything else. The input is viewed as (outer,
+- columns (``reduce_sum_columns_program``, GPU only): a contiguous input and out, the reduced
+  dim not innermost, viewed as (outer, L, inner); see STRIP below.
+- strided (``reduce_sum_strided_program``): anything else. The input is viewed as (outer,
   reduce): ``outer`` runs over out's elements in any layout (sizes and strides in the int64
   tensor M, see operator_runtime/_internal/tilelang_prims.py), ``reduce`` is the summed dim
   with its own stride. Each GPU thread sums one output element serially; neighbouring threads

@@ -1,8 +1,10 @@
 """softmax in TileLang: Y[r, :] = exp(X[r, :] - max) / sum(exp(X[r, :] - max)), last dim.
 
 The runtime views a contiguous input whose softmax dim is innermost as (rows, row_len) and runs
-the kernels below; any other dim or layout (a column softmax, transposed, sliced, expanded
-inputs or a strided out) runs ``softmax_strided_program``: one thread per row of the softmax
+the kernels below; on the GPU a contiguous input and out over another dim run
+``softmax_columns_program`` (viewed as (outer, L, inner), see STRIP below); any other dim or
+layout (transposed, sliced, expanded inputs, a strided out, and every other dim on the C
+target) runs ``softmax_strided_program``: one thread per row of the softmax
 dim, walking it with its stride (sizes and strides in the int64 tensor M, see
 operator_runtime/_internal/tilelang_prims.py). Statistics are float32 whatever the storage
 dtype, as in the CUDA kernels; bfloat16 on the C target is stored as its uint16 bits.

@@ -103,4 +103,5 @@ def benchmark_cases():
            for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576), (131072, 256))]
     halves = [BenchCase(s, dtype=d, attrs={"dim": -1}) for s in ((8192, 8192), (131072, 256))
               for d in (torch.float16, torch.bfloat16)]
-    return f32 + halves
+    # down columns (dim 0 of a row-major matrix): tilelang's column kernel
+    return f32 + halves + [BenchCase((8192, 8192), attrs={"dim": 0})]

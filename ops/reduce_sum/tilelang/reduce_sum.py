@@ -36,7 +36,8 @@ from operator_runtime._internal.tilelang_prims import load, offsets, storage, st
 # in flight per thread; a few long rows need whole SMs of threads. Rows up to 512 are packed 8 to
 # a 256-thread block, a warp each: 8 loads per step (a warp's step spans 256 values: a 256-long row
 # is one step of 8 loads in flight, not two of 4; shorter rows predicate the rest off, no traffic),
-# 2 steps at most; longer rows keep the block kernel (1.7x torch at 4096x1024).
+# 2 steps at most; longer rows keep the block kernel (1.7x torch at 4096x1024). The packed entry
+# and its 512 bound are reasoned, not yet measured (tilelang_tune.py times its candidates).
 ROW_STRATEGY = ((512, 256, 8, 32), (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
 GPU_VARIANTS = [(threads, unroll, lanes) for _, threads, unroll, lanes in ROW_STRATEGY]  # every kernel gpu_strategy picks
 

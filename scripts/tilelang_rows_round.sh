@@ -8,7 +8,8 @@
 #           _layout), compiled in parallel into TileLang's disk cache (scripts/tilelang_warm.py),
 #           so the steps after it compile nothing
 #   test    their suites on the tilelang backend: every dtype, the new cases' edges, the long
-#           column sums' accuracy against torch
+#           column sums' accuracy against torch (which kernel each call picks:
+#           tests/ops/test_tilelang_layouts.py, on any machine)
 #   bench-* the short-row shapes and 8192x8192 f32 (rows, and columns over dim 0) against eager
 #           torch, with 4096x1024 (a block per row) for comparison; JSON in $OUT
 set -uo pipefail
@@ -18,7 +19,7 @@ source scripts/gpu_lib.sh
 cap build 120 bash -c "$BUILD" &
 cap warm 150 python3 scripts/tilelang_warm.py --ops reduce_sum,softmax --jobs 14
 wait
-cap test 150 $PY tests/ops/test_reduce_sum.py tests/ops/test_softmax.py tests/ops/test_tilelang_layouts.py --backend tilelang
+cap test 150 $PY tests/ops/test_reduce_sum.py tests/ops/test_softmax.py --backend tilelang
 cap bench-reduce_sum 60 python3 tests/run_ops.py --op reduce_sum --backend tilelang --mode bench --no-torch-compile \
   --shapes "262144x128/f32,262144x128/bf16,8192x8192/f32,4096x1024/f32" --json "$OUT/bench-reduce_sum.json"
 cap bench-softmax 60 python3 tests/run_ops.py --op softmax --backend tilelang --mode bench --no-torch-compile \

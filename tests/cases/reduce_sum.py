@@ -63,6 +63,7 @@ def correctness_cases():
         # 32 columns and part of one, 2 columns inside a 3-d tensor, long columns (the kernel's
         # float32 chunks of 1024 rows and a partial one), 5 columns down 100003 rows
         Case("columns-odd", (T((37, 33)),), {"dim": 0}),
+        Case("column-of-one", (T((1001, 1)),), {"dim": 0}),  # one column is one row (the rows kernels)
         Case("columns-two-inner", (T((4, 301, 2)),), {"dim": 1}),
         Case("columns-middle-dim", (T((3, 1029, 65)),), {"dim": 1}),
         Case("columns-keepdim", (T((2049, 31)),), {"dim": 0, "keepdim": True}),

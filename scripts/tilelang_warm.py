@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -23,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DTYPES = ("float32", "float16", "bfloat16")
+ERROR_LINE = re.compile(r"\): error|fatal|^\w*Error:")  # nvcc's and TVM's, not the source's error_buf
 LONG_SUMS = [(100_003, 5), (1_000_003, 3), (1 << 20, 1)]  # tests/ops/test_reduce_sum.py, f32, dim 0
 
 
@@ -89,7 +91,10 @@ def main() -> int:
                 print(f"{future.result():6.1f} s  {program} {dtypes[0]} {extra}", flush=True)
             except Exception as e:  # report every failure, then fail
                 failed += 1
-                print(f"FAILED {program} {dtypes[0]} {extra}: {type(e).__name__}: {str(e)[-2000:]}", flush=True)
+                # a failed nvcc run's message is the command, its errors, then the whole source
+                errors = [line for line in str(e).splitlines() if ERROR_LINE.search(line)][:8]
+                why = "\n  ".join(errors) if errors else str(e)[-2000:]
+                print(f"FAILED {program} {dtypes[0]} {extra}: {type(e).__name__}:\n  {why}", flush=True)
     print(f"{len(kernels) - failed}/{len(kernels)} compiled in {time.perf_counter() - t0:.0f} s", flush=True)
     return 1 if failed else 0
 

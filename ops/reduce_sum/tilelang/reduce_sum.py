@@ -39,7 +39,7 @@ from operator_runtime._internal.tilelang_prims import load, offsets, storage, st
 # 2 steps at most; longer rows keep the block kernel (1.7x torch at 4096x1024). The packed entry
 # and its 512 bound are reasoned, not yet measured (tilelang_tune.py times its candidates).
 ROW_STRATEGY = ((512, 256, 8, 32), (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
-GPU_VARIANTS = [(threads, unroll, lanes) for _, threads, unroll, lanes in ROW_STRATEGY]  # every kernel gpu_strategy picks
+GPU_VARIANTS = [(threads, unroll, lanes) for _, threads, unroll, lanes in ROW_STRATEGY]  # what gpu_strategy picks
 
 
 # Terms summed in float32 before the partial joins a float64 total: one long float32 running sum
@@ -167,7 +167,8 @@ def reduce_sum_columns_program(dtype: str, gpu: bool):
                 for step in T.serial(STEPS):
                     for u, r, c in T.Parallel(COLUMN_UNROLL, SWEEP, STRIP):
                         i = (chunk * STEPS + step) * STEP + u * SWEEP + r
-                        x[u, r, c] = T.if_then_else(i < L and col0 + c < inner, T.cast(X[o, i, col0 + c], "float32"), 0.0)
+                        x[u, r, c] = T.if_then_else(i < L and col0 + c < inner,
+                                                    T.cast(X[o, i, col0 + c], "float32"), 0.0)
                     T.reduce_sum(x, part, dim=0, clear=False)  # within each thread
                 for r, c in T.Parallel(SWEEP, STRIP):
                     total[r, c] += T.cast(part[r, c], "float64")

@@ -252,8 +252,8 @@ def softmax_columns_program(dtype: str, gpu: bool):
                 for u, r, c in T.Parallel(UNROLL, SWEEP, STRIP):
                     i = k * STEP + u * SWEEP + r
                     if i < L and col0 + c < inner:
-                        Y[o, i, col0 + c] = T.cast(T.exp(T.cast(X[o, i, col0 + c], "float32") - col_max[c]) / col_sum[c],
-                                                   dtype)
+                        e = T.exp(T.cast(X[o, i, col0 + c], "float32") - col_max[c])
+                        Y[o, i, col0 + c] = T.cast(e / col_sum[c], dtype)
 
     return softmax_columns
 

@@ -6,10 +6,10 @@ also cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes dynamic sizes, 
 shape never recompiles. Every case maps onto one of two kernels per operator (_layout):
 the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
 strides and broadcasting, passed to the kernel as sizes and strides); on the GPU, reduce_sum
-and softmax over a dim that is not innermost of a contiguous input have a third (COLUMNS). bfloat16 on the C
-target is passed as its bits (tilelang_prims.py). The tensors stay on their device: nothing
-falls back to torch or another backend. What no kernel expresses is refused with
-UnsupportedError naming the case.
+and softmax over a dim that is not innermost of a contiguous input have a third (COLUMNS).
+bfloat16 on the C target is passed as its bits (tilelang_prims.py). The tensors stay on their
+device: nothing falls back to torch or another backend. What no kernel expresses is refused
+with UnsupportedError naming the case.
 """
 
 from __future__ import annotations

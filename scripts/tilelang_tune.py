@@ -2,7 +2,7 @@
 """Time every candidate TileLang kernel variant of the row ops on the benchmark shapes, on this
 GPU, against torch in the same run: the data behind the strategy tables in
 ops/reduce_sum/tilelang/reduce_sum.py (ROW_STRATEGY) and ops/softmax/tilelang/softmax.py
-(CACHED_TILES, ONLINE_THREADS). Each variant's result is checked against torch before it is
+(PACKED_TILE, CACHED_TILES, ONLINE_THREADS). Each variant's result is checked against torch before it is
 timed; a wrong variant is reported, never ranked.
 
     python scripts/tilelang_tune.py [--json FILE]
@@ -22,15 +22,24 @@ from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.timing import time_callable
 from operator_runtime_testing.tolerances import ATOL_PER_TERM
 
-SHAPES = [(4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576)]
-# reduce_sum: (threads, unroll); softmax: ("cached", tile) where the row fits, ("online", threads)
+SHAPES = [(262144, 128), (131072, 256), (4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576)]
+# reduce_sum: (threads, unroll, threads per row): a block per row, or packed rows (a warp each) for
+# short rows; softmax: ("packed", 256) for short rows, ("cached", tile) where the row fits,
+# ("online", threads)
 REDUCE_CANDIDATES = [(64, 16), (128, 8), (128, 16), (256, 8), (256, 16), (512, 8), (1024, 8), (1024, 16)]
+PACKED_CANDIDATES = [(256, 4, 32), (256, 8, 32), (512, 8, 32), (256, 8, 16), (256, 4, 16), (128, 8, 32)]
 ONLINE_THREADS = [256, 512, 1024]
+
+
+def reduce_candidates(row_len: int) -> list[tuple]:
+    packed = PACKED_CANDIDATES if row_len <= 1024 else []
+    return packed + [(threads, unroll, threads) for threads, unroll in REDUCE_CANDIDATES]
 
 
 def softmax_candidates(row_len: int) -> list[tuple]:
     tiles = [t for t in (1024, 2048, 4096, 8192, 16384, 32768) if t >= row_len][:1]
-    return [("cached", t) for t in tiles] + [("online", n) for n in ONLINE_THREADS]
+    packed = [("packed", 256)] if row_len <= 256 else []
+    return packed + [("cached", t) for t in tiles] + [("online", n) for n in ONLINE_THREADS]
 
 
 def measure(op: str, variant: tuple, x: torch.Tensor) -> dict:
@@ -65,7 +74,7 @@ def main() -> int:
             torch_ms = time_callable(torch_op, "cuda").median_ms
             moved = x.numel() * 4 + torch_op().numel() * 4
             picked = tuple(tb.variant(op, True, shape[-1]))
-            candidates = REDUCE_CANDIDATES if op == "reduce_sum" else softmax_candidates(shape[-1])
+            candidates = reduce_candidates(shape[-1]) if op == "reduce_sum" else softmax_candidates(shape[-1])
             for variant in candidates:
                 r = measure(op, variant, x)
                 r.update(op=op, shape=list(shape), torch_ms=torch_ms, picked=tuple(variant) == picked,

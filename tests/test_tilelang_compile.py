@@ -34,9 +34,11 @@ PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
 # differs only in the unrolled offsets, so one op
 STRIDED_PROGRAMS = [("copy", ("bfloat16", "float32"), ("strided", 3)), ("vector_add", ("float16",), ("strided", 3)),
                     ("reduce_sum", ("bfloat16",), ("strided", 3)), ("softmax", ("float32",), ("strided", 3)),
-                    ("copy", ("float16", "float16"), ("strided", 8))]
+                    ("copy", ("float16", "float16"), ("strided", 8)),
+                    ("reduce_sum", ("float16",), ("columns",)), ("softmax", ("bfloat16",), ("columns",))]
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
-                 ("reduce_sum", ("float16",), (1024, 8)), ("softmax", ("float32",), ("cached", 16384)),
+                 ("reduce_sum", ("float16",), (1024, 8)), ("reduce_sum", ("float32",), ("columns",)),
+                 ("softmax", ("float32",), ("cached", 16384)),
                  ("softmax", ("bfloat16",), ("online", 1024)), ("softmax", ("bfloat16",), ("strided", 3)),
                  ("matmul", ("float16",), ("square",))]
 SM90 = {"kind": "cuda", "arch": "sm_90"}
@@ -53,6 +55,8 @@ def cuda_source(op: str, dtypes: tuple[str, ...], extra: tuple) -> str:
     factory = tilelang_backend.IMPLEMENTED[op]
     if extra[:1] == ("strided",):  # ("strided", rank): the op's strided program
         factory, extra = tilelang_backend.STRIDED[op], extra[1:]
+    elif extra[:1] == ("columns",):  # the op's GPU column-sum program (a dim that is not innermost)
+        factory, extra = tilelang_backend.COLUMNS[op], extra[1:]
     program = getattr(tilelang_backend.kernels(op), factory)(*dtypes, True, *extra)
     return compile_kernel_source(program, target=SM90)
 

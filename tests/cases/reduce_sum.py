@@ -50,6 +50,24 @@ def correctness_cases():
         Case("short-rows-unaligned", (T((257, 128), layout="offset"),), {"dim": -1}),
         Case("short-rows-odd", (T((129, 1021)),), {"dim": -1}),
         Case("short-rows-1024", (T((65, 1024)),), {"dim": -1}),
+        # tilelang's packed rows (a warp per row, 8 rows per block, up to 512 long): one row, row
+        # counts that leave the last block part-full, rows of 3, 255 and the longest packed row;
+        # 513 and 1000 take the block kernel
+        Case("packed-one-row", (T((1, 128)),), {"dim": -1}),
+        Case("packed-rows-of-3", (T((13, 3)),), {"dim": -1}),
+        Case("packed-rows-255", (T((27, 255)),), {"dim": -1}),
+        Case("packed-rows-512", (T((9, 512)),), {"dim": -1}),
+        Case("packed-past-513", (T((3, 513)),), {"dim": -1}),
+        Case("rows-1000", (T((11, 1000)),), {"dim": -1}),
+        # tilelang's column sums (a contiguous input over a dim that is not innermost): a strip of
+        # 32 columns and part of one, 2 columns inside a 3-d tensor, long columns (the kernel's
+        # float32 chunks of 1024 rows and a partial one), 5 columns down 100003 rows
+        Case("columns-odd", (T((37, 33)),), {"dim": 0}),
+        Case("column-of-one", (T((1001, 1)),), {"dim": 0}),  # one column is one row (the rows kernels)
+        Case("columns-two-inner", (T((4, 301, 2)),), {"dim": 1}),
+        Case("columns-middle-dim", (T((3, 1029, 65)),), {"dim": 1}),
+        Case("columns-keepdim", (T((2049, 31)),), {"dim": 0, "keepdim": True}),
+        Case("columns-100003x5", (T((100_003, 5)),), {"dim": 0}),
         Case("extreme-values", (T((6, 37), values="extreme"),), {"dim": 1}),
         Case("columns-extreme-values", (T((37, 6), values="extreme"),), {"dim": 0}),
         Case("transposed-4d-keepdim", (T((3, 4, 5, 6), layout="transposed"),), {"dim": 2, "keepdim": True}),

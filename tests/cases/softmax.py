@@ -67,6 +67,15 @@ def correctness_cases():
         # of -inf, and more rows than the grid's stages hold (they wrap)
         Case("bulk-rows-extreme", (T((40, 4096), values="extreme"),), {"dim": -1}),
         Case("bulk-rows-all-neg-inf", (T((5, 2048), values="all_neg_inf"),), {"dim": -1}),
+        # tilelang's packed rows (a warp per row, 8 rows per block, up to 256 long): one row, row
+        # counts that leave the last block part-full, rows of 3, 255, a full 256 of -inf (no
+        # padding to lower the max), and 257 and 1000 (the cached kernel)
+        Case("packed-one-row", (T((1, 200)),), {"dim": -1}),
+        Case("packed-rows-of-3", (T((13, 3)),), {"dim": -1}),
+        Case("packed-rows-255", (T((27, 255), values="extreme"),), {"dim": -1}),
+        Case("packed-full-all-neg-inf", (T((3, 256), values="all_neg_inf"),), {"dim": -1}),
+        Case("packed-past-257", (T((5, 257)),), {"dim": -1}),
+        Case("rows-1000", (T((3, 1000)),), {"dim": -1}),
         Case("large-values", (T((8, 129), values="large"),), {"dim": -1}),
         Case("inf-and-nan", (T((16, 37), values="extreme"),), {"dim": -1}),
         Case("all-neg-inf", (T((3, 9), values="all_neg_inf"),), {"dim": -1}),
@@ -74,6 +83,13 @@ def correctness_cases():
         Case("columns-inf-and-nan", (T((37, 16), values="extreme"),), {"dim": 0}),
         Case("columns-all-neg-inf", (T((9, 3), values="all_neg_inf"),), {"dim": 0}),
         Case("transposed-4d-dim-1", (T((3, 4, 5, 6), layout="transposed"),), {"dim": 1}),
+        # tilelang's column softmax (a contiguous input over a dim that is not innermost; 32
+        # columns and 128 rows a step per block): a strip and part of one, a middle dim a step
+        # and one row long, long columns with few of them, large values down columns
+        Case("columns-odd", (T((37, 33)),), {"dim": 0}),
+        Case("columns-middle-dim", (T((3, 129, 65)),), {"dim": 1}),
+        Case("columns-long-few", (T((3001, 5)),), {"dim": 0}),
+        Case("columns-large-values", (T((300, 7), values="large"),), {"dim": 0}),
     ]
 
 
@@ -91,4 +107,5 @@ def benchmark_cases():
            for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576), (131072, 256))]
     halves = [BenchCase(s, dtype=d, attrs={"dim": -1}) for s in ((8192, 8192), (131072, 256))
               for d in (torch.float16, torch.bfloat16)]
-    return f32 + halves
+    # down columns (dim 0 of a row-major matrix): tilelang's column kernel
+    return f32 + halves + [BenchCase((8192, 8192), attrs={"dim": 0})]

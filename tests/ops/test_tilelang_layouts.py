@@ -92,6 +92,42 @@ def test_each_reduction_picks_its_kernel(shape, dim, program):
     assert tilelang_backend._layout("reduce_sum", out, (x,), (dim, 0), False).program == program
 
 
+@pytest.mark.parametrize("op,shape,dim,program,extra,shapes", [
+    # short rows: packed 8 to a block, a warp each (strategy tables: ROW_STRATEGY, PACKED_TILE)
+    ("reduce_sum", (262144, 128), 1, "reduce_sum_program", (256, 8, 32), [(262144, 128), (262144,)]),
+    ("reduce_sum", (7, 512), -1, "reduce_sum_program", (256, 8, 32), [(7, 512), (7,)]),
+    ("reduce_sum", (7, 513), -1, "reduce_sum_program", (128, 8, 128), [(7, 513), (7,)]),
+    ("softmax", (131072, 256), -1, "softmax_program", ("packed", 256), [(131072, 256)] * 2),
+    ("softmax", (5, 257), -1, "softmax_program", ("cached", 1024), [(5, 257)] * 2),
+    # a contiguous sum over a dim that is not innermost: (outer, L, inner) column sums
+    ("reduce_sum", (8192, 8192), 0, "reduce_sum_columns_program", (), [(1, 8192, 8192), (1, 8192)]),
+    ("reduce_sum", (3, 1029, 65), 1, "reduce_sum_columns_program", (), [(3, 1029, 65), (3, 65)]),
+    ("reduce_sum", (0, 5), 0, "reduce_sum_columns_program", (), [(1, 0, 5), (1, 5)]),
+    ("softmax", (33, 65), 0, "softmax_columns_program", (), [(1, 33, 65)] * 2),
+    ("softmax", (5, 6, 7), 1, "softmax_columns_program", (), [(5, 6, 7)] * 2),
+])
+def test_each_gpu_call_picks_its_kernel(op, shape, dim, program, extra, shapes):
+    """On the GPU (the layout alone: nothing is compiled or run here)."""
+    x = torch.empty(shape)
+    out = x.sum(dim) if op == "reduce_sum" else torch.empty(shape)
+    layout = tilelang_backend._layout(op, out, (x,), (dim, 0) if op == "reduce_sum" else (dim,), True)
+    assert (layout.program, layout.extra) == (program, extra)
+    if shapes is not None:
+        assert layout.shapes == shapes
+
+
+def test_gpu_columns_kernel_takes_contiguous_operands_only():
+    """A transposed input, or an out with gaps or transposed, keeps the strided kernel on the GPU."""
+    x = torch.empty(6, 5).t()
+    assert tilelang_backend._layout("reduce_sum", torch.empty(6), (x,), (0, 0), True).program == \
+        "reduce_sum_strided_program"
+    x = torch.empty(4, 5)
+    out = torch.empty(5, 2)[:, 0]
+    assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), True).program == "reduce_sum_strided_program"
+    out = torch.empty(5, 4).t()
+    assert tilelang_backend._layout("softmax", out, (x,), (0,), True).program == "softmax_strided_program"
+
+
 def test_strided_plan_is_cached_and_reused(tl_device, gen):
     x = torch.randn(9, 31, generator=gen).to(tl_device).t()
     first = ort.softmax(x, 0, backend="tilelang")

@@ -1,18 +1,27 @@
 """reduce_sum in TileLang: Y = X summed over one dim, in float32.
 
-Two kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
+Three kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
 - rows (``reduce_sum_program``): a contiguous input whose reduced dim is innermost, viewed as
   (rows, row_len). Both sizes are dynamic int64, so one compiled kernel serves every shape.
-- columns (``reduce_sum_strided_program``): anything else. The input is viewed as (outer,
+- columns (``reduce_sum_columns_program``, GPU only): a contiguous input and out, the reduced
+  dim not innermost, viewed as (outer, L, inner); see STRIP below.
+- strided (``reduce_sum_strided_program``): anything else. The input is viewed as (outer,
   reduce): ``outer`` runs over out's elements in any layout (sizes and strides in the int64
   tensor M, see operator_runtime/_internal/tilelang_prims.py), ``reduce`` is the summed dim
   with its own stride. Each GPU thread sums one output element serially; neighbouring threads
   take neighbouring outputs, so a sum over dim 0 of a row-major matrix reads contiguous spans.
 
-Rows on the GPU: a block per row, its thread count picked by row length (``gpu_strategy``). Each step,
-every thread loads `unroll` adjacent values (a warp reads one contiguous span) and adds them
-into its partial sum; then the block combines the partial sums (T.reduce_sum over a
-fragment lowers to a shuffle + shared-memory reduce).
+Rows on the GPU, picked by row length (``gpu_strategy``):
+- packed (short rows): a warp per row, a block of several rows. A 128-long row in a block of
+  its own left most of a 256-thread block idle (262144x128 ran at 0.31x torch on the H200).
+  The fragment is (unroll, rows, lanes) and the loop runs over it in that order, so TileLang
+  gives thread (row, lane) the `unroll` values lane + u * lanes of its row: a warp reads 32
+  adjacent values per load, the sum over `unroll` stays in the thread and the sum over lanes
+  is one warp shuffle (no shared memory, no block barrier).
+- block: a block per row, its thread count picked by row length. Each step,
+  every thread loads `unroll` adjacent values (a warp reads one contiguous span) and adds them
+  into its partial sum; then the block combines the partial sums (T.reduce_sum over a
+  fragment lowers to a shuffle + shared-memory reduce).
 Rows on the CPU (TileLang's C target has no fragments or block reductions): one program per
 row walks it serially into a local float32 accumulator. bfloat16 there is stored as its
 uint16 bits (``storage``/``load``/``store``).
@@ -22,11 +31,15 @@ import tilelang.language as T
 
 from operator_runtime._internal.tilelang_prims import load, offsets, storage, store
 
-# (longest row, threads per row, values each thread loads per step), measured on the H200 with
-# scripts/tilelang_tune.py. Each step keeps `unroll` loads in flight per thread; a few long rows
-# need whole SMs of threads.
-ROW_STRATEGY = ((2048, 128, 8), (32768, 256, 8), (None, 1024, 8))
-GPU_VARIANTS = [(threads, unroll) for _, threads, unroll in ROW_STRATEGY]  # every kernel gpu_strategy picks
+# (longest row, threads per block, values each thread loads per step, threads per row), the
+# block kernels measured on the H200 with scripts/tilelang_tune.py. Each step keeps `unroll` loads
+# in flight per thread; a few long rows need whole SMs of threads. Rows up to 512 are packed 8 to
+# a 256-thread block, a warp each: 8 loads per step (a warp's step spans 256 values: a 256-long row
+# is one step of 8 loads in flight, not two of 4; shorter rows predicate the rest off, no traffic),
+# 2 steps at most; longer rows keep the block kernel (1.7x torch at 4096x1024). The packed entry
+# and its 512 bound are reasoned, not yet measured (tilelang_tune.py times its candidates).
+ROW_STRATEGY = ((512, 256, 8, 32), (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
+GPU_VARIANTS = [(threads, unroll, lanes) for _, threads, unroll, lanes in ROW_STRATEGY]  # what gpu_strategy picks
 
 
 # Terms summed in float32 before the partial joins a float64 total: one long float32 running sum
@@ -35,16 +48,19 @@ GPU_VARIANTS = [(threads, unroll) for _, threads, unroll in ROW_STRATEGY]  # eve
 CHUNK = 64
 
 
-def gpu_strategy(row_len: int) -> tuple[int, int]:
-    """(threads per row, unroll) for this row length: the runtime compiles one kernel per entry."""
-    for longest, threads, unroll in ROW_STRATEGY:
+def gpu_strategy(row_len: int) -> tuple[int, int, int]:
+    """(threads, unroll, threads per row) for this row length: the runtime compiles one kernel per entry."""
+    for longest, threads, unroll, lanes in ROW_STRATEGY:
         if longest is None or row_len <= longest:
-            return threads, unroll
+            return threads, unroll, lanes
 
 
-def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 8):
+def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 8, lanes: int | None = None):
+    """lanes: threads per row (all of the block's when None or `threads`; fewer: packed rows)."""
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
     stored = storage(dtype, gpu)
+    if gpu and lanes is not None and lanes < threads:
+        return _reduce_sum_packed(dtype, rows, row_len, threads, unroll, lanes)
     if gpu:
         STEP = threads * unroll  # elements the block loads per step
 
@@ -79,6 +95,89 @@ def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 
             Y[row] = store(T.cast(total[0], "float32"), dtype, gpu)
 
     return reduce_sum_cpu
+
+
+def _reduce_sum_packed(dtype, rows, row_len, threads, unroll, lanes):
+    # a row's lanes are adjacent threads within one warp: its sum is shuffles only
+    if lanes not in (1, 2, 4, 8, 16, 32) or threads % lanes:
+        raise ValueError(f"packed rows take 1..32 lanes (a power of two) dividing threads; got lanes={lanes}, "
+                         f"threads={threads}")
+    R = threads // lanes  # rows per block
+    STEP = lanes * unroll  # elements of a row its lanes load per step
+
+    @T.prim_func
+    def reduce_sum_packed(X: T.Tensor((rows, row_len), dtype), Y: T.Tensor((rows,), dtype)):
+        with T.Kernel(T.ceildiv(rows, R), threads=threads) as bx:
+            # loop order (u, r, lane), fragment to match: thread r * lanes + lane holds x[:, r, lane]
+            x = T.alloc_fragment((unroll, R, lanes), "float32")
+            partial = T.alloc_fragment((R, lanes), "float32")
+            total = T.alloc_fragment((R,), "float32")
+            T.clear(partial)
+            for k in T.serial(T.ceildiv(row_len, STEP)):
+                for u, r, lane in T.Parallel(unroll, R, lanes):
+                    j = k * STEP + u * lanes + lane
+                    # the last block's rows past `rows` load nothing (and store nothing below)
+                    x[u, r, lane] = T.if_then_else(j < row_len and bx * R + r < rows,
+                                                   T.cast(X[bx * R + r, j], "float32"), 0.0)
+                T.reduce_sum(x, partial, dim=0, clear=False)  # within each thread
+            T.reduce_sum(partial, total, dim=1)                # across a row's lanes: a warp shuffle
+            for r in T.Parallel(R):
+                if bx * R + r < rows:
+                    Y[bx * R + r] = T.cast(total[r], dtype)
+
+    return reduce_sum_packed
+
+
+# Column sums on the GPU (reduce_sum_columns_program): a contiguous input summed over a dim that
+# is not innermost, viewed as (outer, L, inner): out[o, c] = sum over i < L of X[o, i, c]. A block
+# takes STRIP adjacent columns of one `o` and SWEEP rows at a time: thread (r, c) loads rows
+# r, r + SWEEP, ... of column c, so each warp reads STRIP adjacent values of one row (contiguous),
+# where the strided kernel's one thread per column made a warp read 32 separate rows' worth of
+# sectors per step (8192x8192 over dim 0: 3.49 ms, 0.02x torch). Each thread adds CHUNK terms in
+# float32 (UNROLL rows per step, loads in flight), carries the chunk into a float64 total, and
+# the block adds its SWEEP totals per column in float64: no running float32 sum longer than
+# CHUNK, as in the strided kernel (issue 16's long columns).
+STRIP, SWEEP, COLUMN_UNROLL = 32, 16, 8  # 512 threads: 16 rows x 32 columns, 8 rows each per step
+
+
+def reduce_sum_columns_program(dtype: str, gpu: bool):
+    outer, L, inner = T.dynamic("outer", "int64"), T.dynamic("L", "int64"), T.dynamic("inner", "int64")
+    if not gpu:
+        raise ValueError("reduce_sum_columns_program is a GPU kernel: the C target takes reduce_sum_strided_program")
+    STEP = SWEEP * COLUMN_UNROLL  # rows the block loads per step
+    STEPS = CHUNK // COLUMN_UNROLL  # steps per float32 chunk (CHUNK terms per thread)
+
+    @T.prim_func
+    def reduce_sum_columns(X: T.Tensor((outer, L, inner), dtype), Y: T.Tensor((outer, inner), dtype)):
+        strips = T.ceildiv(inner, STRIP)
+        # one grid dim (gridDim.y stops at 65535 blocks; outer has no such bound)
+        with T.Kernel(strips * outer, threads=STRIP * SWEEP) as b:
+            where = T.alloc_local((2,), "int64")  # (o, first column): divided once, not per load
+            where[0] = b // strips
+            where[1] = b % strips * STRIP
+            o, col0 = where[0], where[1]
+            # loop order (u, r, c), fragment to match: thread r * STRIP + c holds x[:, r, c]
+            x = T.alloc_fragment((COLUMN_UNROLL, SWEEP, STRIP), "float32")
+            part = T.alloc_fragment((SWEEP, STRIP), "float32")
+            total = T.alloc_fragment((SWEEP, STRIP), "float64")
+            column = T.alloc_fragment((STRIP,), "float64")
+            T.clear(total)
+            for chunk in T.serial(T.ceildiv(L, STEP * STEPS)):
+                T.clear(part)
+                for step in T.serial(STEPS):
+                    for u, r, c in T.Parallel(COLUMN_UNROLL, SWEEP, STRIP):
+                        i = (chunk * STEPS + step) * STEP + u * SWEEP + r
+                        x[u, r, c] = T.if_then_else(i < L and col0 + c < inner,
+                                                    T.cast(X[o, i, col0 + c], "float32"), 0.0)
+                    T.reduce_sum(x, part, dim=0, clear=False)  # within each thread
+                for r, c in T.Parallel(SWEEP, STRIP):
+                    total[r, c] += T.cast(part[r, c], "float64")
+            T.reduce_sum(total, column, dim=0)  # across the SWEEP threads of each column
+            for c in T.Parallel(STRIP):
+                if col0 + c < inner:
+                    Y[o, col0 + c] = T.cast(T.cast(column[c], "float32"), dtype)
+
+    return reduce_sum_columns
 
 
 COLUMNS = 256  # strided kernel: output elements (threads) per GPU block

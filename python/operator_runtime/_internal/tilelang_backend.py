@@ -5,10 +5,11 @@ Each kernel is compiled once per (operator, program, dtypes, target) in this pro
 also cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes dynamic sizes, so a new
 shape never recompiles. Every case maps onto one of two kernels per operator (_layout):
 the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
-strides and broadcasting, passed to the kernel as sizes and strides). bfloat16 on the C
-target is passed as its bits (tilelang_prims.py). The tensors stay on their device: nothing
-falls back to torch or another backend. What no kernel expresses is refused with
-UnsupportedError naming the case.
+strides and broadcasting, passed to the kernel as sizes and strides); on the GPU, reduce_sum
+and softmax over a dim that is not innermost of a contiguous input have a third (COLUMNS).
+bfloat16 on the C target is passed as its bits (tilelang_prims.py). The tensors stay on their
+device: nothing falls back to torch or another backend. What no kernel expresses is refused
+with UnsupportedError naming the case.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ IMPLEMENTED = {op: f"{op}_program" for op in _MAPPING}
 # have none: matmul's _refuse_matmul says what its one program takes)
 STRIDED = {op: f"{op}_strided_program" for op, how in _MAPPING.items() if how != "tiles"}
 ROW_OPS = tuple(op for op, how in _MAPPING.items() if how == "rows")  # one dim: rows (innermost) or strided
+# GPU kernels for a contiguous input reduced over a dim that is not innermost (the C target takes
+# the strided kernel): ops/<op>/tilelang/<op>.py's <op>_columns_program
+COLUMNS = {"reduce_sum": "reduce_sum_columns_program", "softmax": "softmax_columns_program"}
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
@@ -230,7 +234,8 @@ def _layout(op: str, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs:
     """The kernel for this call. Element-wise ops: the flat kernel when every tensor is contiguous
     and of out's shape, else the strided one over out's elements (inputs expanded to out's shape,
     so a broadcast dim has stride 0). Row ops over dim d: the rows kernel when the input and out
-    are contiguous and d is innermost (all later dims of size 1), else the strided one."""
+    are contiguous and d is innermost (all later dims of size 1); on the GPU, a contiguous
+    input and out over another dim take the columns kernel; else the strided one."""
     if op in ROW_OPS:
         return _row_layout(op, out, inputs[0], attrs, gpu)
     if _MAPPING[op] == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
@@ -255,6 +260,14 @@ def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: 
         rows = _numel(x.shape[:d])
         shapes = [(rows, length), (rows,) if op == "reduce_sum" else (rows, length)]
         return Layout(IMPLEMENTED[op], variant(op, gpu, length), shapes)
+    columns = COLUMNS.get(op)
+    if gpu and columns and x.is_contiguous() and out.is_contiguous():
+        # d is not innermost: (outer, L, inner) with inner contiguous columns; reduce_sum's out is
+        # (outer, inner) in the same order (keepdim or not), softmax's x's shape; a kernel whose
+        # warps read along rows
+        outer, inner = _numel(x.shape[:d]), _numel(x.shape[d + 1:])
+        shape = (outer, length, inner)
+        return Layout(columns, (), [shape, (outer, inner) if op == "reduce_sum" else shape])
     other = [k for k in range(x.dim()) if k != d]
     if op == "reduce_sum":  # out's dims are x's without d (or with d of size 1: keepdim)
         out_strides = [out.stride(k) for k in other] if out.dim() == x.dim() else list(out.stride())

@@ -219,6 +219,10 @@ constexpr int64_t kGridPieceBytes = 32 * 1024;
 // co-resident grid as RowGrid needs, so the hardware schedules the clusters as SMs free up.
 constexpr int kClusterThreads = 512;
 constexpr int64_t kClusterSmemBytes = 224 * 1024;  // + ~0.3 KiB static: one block per SM (228 KiB)
+// The held packs land in this many cp.async groups: each chunk's (max, sum) is computed
+// while the later ones are in flight, instead of all of it after the last byte arrived.
+constexpr int kClusterChunks = 4;
+static_assert(kClusterChunks == 4, "softmax_cluster waits for each chunk by name (async_wait<3> .. <0>)");
 // The switch for the default: true makes auto take Cluster for the rows mostly held in the
 // cluster's shared memory (row bytes <= 5/4 of cluster * shared memory per block: 256 x
 // 1048576 f32 and bf16 rows at 16 x 224 KiB; 64 x 4194304 f32 would read 3/4 of each row
@@ -413,7 +417,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       }
       if (cluster_forced && device_has_clusters())  // forced: never time another kernel under its name
         fail(OPRT_STATUS_DEVICE_ERROR, "softmax: OPRT_SOFTMAX_STRATEGY=cluster (or OPRT_SOFTMAX_CONFIG's cluster keys): no "
-             "cluster of ", cfg.cluster ? cfg.cluster : 16, " (or 8) blocks holding ",
+             "cluster of ", cfg.cluster ? cfg.cluster : 16, " (or 8) blocks holding up to ",
              cfg.cluster_kib >= 0 ? int64_t{cfg.cluster_kib} * 1024 : kClusterSmemBytes,
              " bytes of shared memory each can run on this GPU, or the library was built without sm_90 code");
     }
@@ -1010,14 +1014,13 @@ __global__ void __launch_bounds__(kGridThreads, 3) softmax_row_grid(RowPlan p, i
 // `cluster` equal runs, one per block by its rank; block 0 also takes the head, the last
 // block the tail of up to 7 elements after the last whole pack (runs and scalars may be
 // empty). Each block:
-//   1. copies the first held_packs packs of its run into shared memory (cp.async, thread t
-//      copying packs t, t + threads, ...: each reads only what it copied, so waiting for
-//      its own copies is enough) and meanwhile streams the rest of its run and its scalars
-//      through the online (max, sum) (for_each_in_row);
-//   2. the (max, sum) of its held packs, max first, then the sum of exp(v - max) (none when
-//      max is -inf: a part of -inf only), combined with the streamed part's
-//      (OnlineSoftmax::apply, so inf and NaN give torch's results as in the other kernels),
-//      reduced over the block into `part`;
+//   1. copies the first held_packs packs of its run into shared memory (cp.async in
+//      kClusterChunks groups, thread t copying packs t, t + threads, ...: each reads only
+//      what it copied, so waiting for its own copies is enough) and meanwhile streams the
+//      rest of its run and its scalars through the online (max, sum) (for_each_in_row);
+//   2. the (max, sum) of each chunk of held packs as it lands, max first, then the sum of
+//      exp(v - max), combined with the streamed part's (OnlineSoftmax::apply, so inf and NaN
+//      give torch's results as in the other kernels), reduced over the block into `part`;
 //   3. cluster barrier (arrive has release, wait acquire semantics: every block's `part`
 //      is visible to all), then lane r of every warp reads block r's part through
 //      distributed shared memory (map_shared_rank) and the warp combines them: the same
@@ -1028,8 +1031,10 @@ __global__ void __launch_bounds__(kGridThreads, 3) softmax_row_grid(RowPlan p, i
 //      (map_row), then waits on that barrier: no block exits while a peer may still read
 //      its `part`.
 // Built for sm_90 and later only; the host never launches it elsewhere (cluster_capacity).
+// Bound to two blocks per SM (64 registers; f32 took 88 unbounded): cluster_kib=112 puts two
+// blocks on an SM, one loading while the other writes.
 template <class T>
-__global__ void __launch_bounds__(kClusterThreads) softmax_cluster(RowPlan p, int64_t held_packs,
+__global__ void __launch_bounds__(kClusterThreads, 2) softmax_cluster(RowPlan p, int64_t held_packs,
                                                                   const T* __restrict__ x, T* __restrict__ y) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
@@ -1053,31 +1058,50 @@ __global__ void __launch_bounds__(kClusterThreads) softmax_cluster(RowPlan p, in
   const T* const run = src + head + first * E;  // 16-byte aligned
   T* const buf = reinterpret_cast<T*>(cluster_smem);
 
-  for (int64_t k = tid; k < held; k += threads) copy16_async(buf + k * E, run + k * E);
-  async_commit();
-  MaxSum streamed = OnlineSoftmax::identity();
-  auto add = [&](float v) { OnlineSoftmax::add(streamed, v); };
+  // held packs [chunk_begin(c), chunk_begin(c + 1)) form commit group c; this thread's are
+  // those congruent to tid modulo threads
+  auto chunk_begin = [&](int c) { return held * c / kClusterChunks; };
+  auto first_of = [&](int64_t lo) { return lo + ((tid - lo) % threads + threads) % threads; };
+#pragma unroll
+  for (int c = 0; c < kClusterChunks; ++c) {
+    for (int64_t k = first_of(chunk_begin(c)); k < chunk_begin(c + 1); k += threads) copy16_async(buf + k * E, run + k * E);
+    async_commit();
+  }
+  MaxSum acc = OnlineSoftmax::identity();
+  auto add = [&](float v) { OnlineSoftmax::add(acc, v); };
   for_each_in_row(run + held * E, (count - held) * E, tid, threads, add);
   // the scalars: [0, head) and [tail, len), fewer than a pack each
   const int64_t scalar = rank == 0 ? 0 : tail, scalar_end = rank == blocks - 1 ? len : head;
   for (int64_t j = scalar + tid; j < scalar_end; j += threads)
     if (j < head || j >= tail) add(to_float(src[j]));
-  async_wait<0>();
-  float m = -kInf;
-  for (int64_t k = tid; k < held; k += threads) {
-    const Pack<T, E> q = load_pack<E>(buf + k * E);
-#pragma unroll
-    for (int e = 0; e < E; ++e) m = nan_max(m, to_float(q.v[e]));
-  }
-  float s = 0.f;
-  if (m != -kInf) {  // all -inf (or nothing): (-inf, 0), never exp(-inf - -inf)
-    for (int64_t k = tid; k < held; k += threads) {
+  // chunk c's (max, sum) while the later chunks are still landing: its max, then the sum of
+  // exp(v - max) (none when the max is -inf: a part of -inf only, never exp(-inf - -inf))
+  auto held_chunk = [&](int c) {
+    float m = -kInf;
+    for (int64_t k = first_of(chunk_begin(c)); k < chunk_begin(c + 1); k += threads) {
       const Pack<T, E> q = load_pack<E>(buf + k * E);
 #pragma unroll
-      for (int e = 0; e < E; ++e) s += __expf(to_float(q.v[e]) - m);
+      for (int e = 0; e < E; ++e) m = nan_max(m, to_float(q.v[e]));
     }
-  }
-  const MaxSum mine = block_reduce<OnlineSoftmax>(OnlineSoftmax::apply(MaxSum{m, s}, streamed), scratch);
+    float s = 0.f;
+    if (m != -kInf) {
+      for (int64_t k = first_of(chunk_begin(c)); k < chunk_begin(c + 1); k += threads) {
+        const Pack<T, E> q = load_pack<E>(buf + k * E);
+#pragma unroll
+        for (int e = 0; e < E; ++e) s += __expf(to_float(q.v[e]) - m);
+      }
+    }
+    acc = OnlineSoftmax::apply(acc, MaxSum{m, s});
+  };
+  async_wait<3>();  // all groups but the newest 3: chunk 0
+  held_chunk(0);
+  async_wait<2>();
+  held_chunk(1);
+  async_wait<1>();
+  held_chunk(2);
+  async_wait<0>();
+  held_chunk(3);
+  const MaxSum mine = block_reduce<OnlineSoftmax>(acc, scratch);
   if (tid == 0) part = mine;
   cluster.sync();
   const int lane = tid & 31;

@@ -46,9 +46,9 @@ export -f sanitize
 
 step build 240 bash -c "cmake -S . -B $BUILD -DCAMP_ENABLE_NVIDIA=ON -DCMAKE_CUDA_ARCHITECTURES=${CUDA_ARCH:-90} \
   -DCMAKE_BUILD_TYPE=Release && cmake --build $BUILD -j$(nproc)"
-step test-cluster 60 env OPRT_SOFTMAX_STRATEGY=cluster python3 -m pytest tests/ops/test_softmax.py -q --backend nvidia \
+step test-cluster 90 env OPRT_SOFTMAX_STRATEGY=cluster python3 -m pytest tests/ops/test_softmax.py -q --backend nvidia \
   -p no:cacheprovider
-step test-strategies 60 python3 -m pytest $STRATEGIES -q --backend nvidia -p no:cacheprovider \
+step test-strategies 120 python3 -m pytest $STRATEGIES -q --backend nvidia -p no:cacheprovider \
   -k "softmax and (cluster or long_rows or unknown or bad_config)"
 step memcheck 120 sanitize memcheck "$MEMCHECK_K"
 step racecheck 90 sanitize racecheck "$RACECHECK_K"

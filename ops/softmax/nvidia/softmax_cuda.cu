@@ -1108,7 +1108,7 @@ __global__ void __launch_bounds__(kClusterThreads, 2) softmax_cluster(RowPlan p,
   MaxSum peer = OnlineSoftmax::identity();
   if (lane < blocks) peer = *cluster.map_shared_rank(&part, lane);
   const MaxSum total = warp_reduce<OnlineSoftmax>(peer);
-  cluster.barrier_arrive();  // this thread is done with the peers' shared memory
+  __cluster_barrier_arrive();  // this thread is done with the peers' shared memory (release)
 
   const float top = total.max, inv = 1.f / total.sum;
   auto softmax = [=](float v) { return __expf(v - top) * inv; };
@@ -1129,7 +1129,7 @@ __global__ void __launch_bounds__(kClusterThreads, 2) softmax_cluster(RowPlan p,
   map_row(out_run + held * E, run + held * E, (count - held) * E, tid, threads, softmax);
   for (int64_t j = scalar + tid; j < scalar_end; j += threads)
     if (j < head || j >= tail) dst[j] = from_float<T>(softmax(to_float(src[j])));
-  cluster.barrier_wait();
+  __cluster_barrier_wait();  // until every thread of the cluster arrived (cluster.sync(), split in two)
 #endif
 }
 

@@ -43,6 +43,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -417,7 +418,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       }
       if (cluster_forced && device_has_clusters())  // forced: never time another kernel under its name
         fail(OPRT_STATUS_DEVICE_ERROR, "softmax: OPRT_SOFTMAX_STRATEGY=cluster (or OPRT_SOFTMAX_CONFIG's cluster keys): no "
-             "cluster of ", cfg.cluster ? cfg.cluster : 16, " (or 8) blocks holding up to ",
+             "cluster of ", cfg.cluster ? std::to_string(cfg.cluster) : std::string("16 or 8"), " blocks holding up to ",
              cfg.cluster_kib >= 0 ? int64_t{cfg.cluster_kib} * 1024 : kClusterSmemBytes,
              " bytes of shared memory each can run on this GPU, or the library was built without sm_90 code");
     }

@@ -3,6 +3,7 @@
 
     python3 scripts/softmax_sweep.py --json $OUT/softmax_sweep.json          # on a GPU
     python3 scripts/softmax_sweep.py --only softmax-f16 --quick
+    python3 scripts/softmax_sweep.py --only softmax-long-f32 softmax-long-bf16 softmax-long4m-f32
 
 Each setting is a set of environment overrides read when a descriptor is created
 (OPRT_SOFTMAX_CONFIG / OPRT_SOFTMAX_STRATEGY / OPRT_REDUCE_SUM_CONFIG /
@@ -18,7 +19,10 @@ Groups: 8192x8192 f16 and bf16 softmax (RowGroups: threads per row x values per 
 instead of registers; "staged": the default before the first sweep),
 131072x256 f32 / bf16 softmax (ShortRows' lanes per row, its opt-in prefetch and waves:
 SHORT_EXTRAS) and 262144x128 f32 / bf16 reduce_sum (lanes per row), each with the
-kernels before: "old".
+kernels before: "old". Long rows (issue 16's read-once goal): 256x1048576 f32 / bf16 and
+64x4194304 f32 softmax, the default (online, two reads) against Cluster (a thread-block
+cluster per row, OPRT_SOFTMAX_STRATEGY=cluster) at its default shape and at other cluster
+sizes and shared memory per block (LONG_SETTINGS), and RowGrid.
 """
 
 from __future__ import annotations
@@ -66,6 +70,15 @@ SHORT_EXTRAS = ("prefetch=1", "prefetch=2", "prefetch=3", "waves=4", "waves=64",
                 "lanes=16,prefetch=1", "lanes=16,prefetch=1,waves=64")
 
 
+# Long rows: Cluster's blocks per cluster (cluster=) and shared memory per block in KiB
+# (cluster_kib=; default 224: one block per SM; 112: two per SM, more of each run read twice)
+LONG_SETTINGS = [{"label": "auto"}, {"label": "cluster", "OPRT_SOFTMAX_STRATEGY": "cluster"}] + [
+    {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in (
+        "cluster=16", "cluster=8", "cluster=4", "cluster=16,cluster_kib=192", "cluster=16,cluster_kib=160",
+        "cluster=16,cluster_kib=112", "cluster=8,cluster_kib=112")] + [
+    {"label": "rowgrid", "OPRT_SOFTMAX_STRATEGY": "rowgrid"}]
+
+
 def groups(quick: bool) -> dict[str, dict]:
     lanes = [1, 2, 4, 8, 16, 32]
     short_softmax = [{"label": "auto"}, {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
@@ -96,6 +109,12 @@ def groups(quick: bool) -> dict[str, dict]:
                                  "settings": short_sum},
         "reduce_sum-short-bf16": {"op": "reduce_sum", "shape": (262144, 128), "dtype": torch.bfloat16,
                                   "settings": short_sum},
+        "softmax-long-f32": {"op": "softmax", "shape": (256, 1048576), "dtype": torch.float32,
+                             "settings": LONG_SETTINGS},
+        "softmax-long-bf16": {"op": "softmax", "shape": (256, 1048576), "dtype": torch.bfloat16,
+                              "settings": LONG_SETTINGS},
+        "softmax-long4m-f32": {"op": "softmax", "shape": (64, 4194304), "dtype": torch.float32,
+                               "settings": LONG_SETTINGS},
     }
 
 
@@ -110,7 +129,8 @@ def set_env(setting: dict) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", help="write every row here (default: $OUT/softmax_sweep.json when OUT is set)")
-    parser.add_argument("--only", nargs="*", help="group names (default: all)")
+    parser.add_argument("--only", nargs="*", help="group names (default: all but the softmax-long ones, which "
+                        "scripts/cluster_round.sh runs: they add ~1 GiB tensors and half a minute)")
     parser.add_argument("--quick", action="store_true", help="fewer RowGroups shapes (rows <= 2, stages 0 or 2)")
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -126,7 +146,7 @@ def main() -> int:
     gen = torch.Generator(device="cuda").manual_seed(0)
     rows, bad = [], 0
     todo = groups(args.quick)
-    for name in args.only or todo:
+    for name in args.only or [n for n in todo if not n.startswith("softmax-long")]:
         g = todo[name]
         shape, dtype, op = g["shape"], g["dtype"], g["op"]
         x = torch.randn(shape, device="cuda", dtype=torch.float32, generator=gen).to(dtype)

@@ -18,7 +18,7 @@ struct SoftmaxDescriptor : Descriptor {
   int backend_variant = 0;
   // The backend's launch parameters chosen at create (the nvidia backend: its
   // OPRT_*_CONFIG override, parsed once there), kept for execute; zeros: its defaults.
-  int backend_params[9] = {};
+  int backend_params[11] = {};
 };
 
 // Scratch the backend wants for this plan (bytes); each backend library defines it, and

@@ -93,6 +93,26 @@ def correctness_cases():
     ]
 
 
+def long_row_cases():
+    """Rows past 32768 elements with awkward lengths, for the nvidia kernels that split a row
+    over several blocks (Cluster: a thread-block cluster per row, OPRT_SOFTMAX_STRATEGY=cluster;
+    the online kernels by default). Too large for every backend's suite: run on the GPU by
+    tests/ops/test_kernel_strategies.py under each long-row strategy. Rows of odd lengths start
+    at every alignment (a head before the first 16-byte pack, a tail after the last); "offset"
+    puts the input one element past the output's alignment (element-wise stores); 2^20 + 3
+    float32 (16 blocks: 256 KiB each) leaves part of each block's run outside shared memory,
+    16-bit rows fit."""
+    return [
+        Case("long-row-2^20+3", (T((1, 2**20 + 3)),), {"dim": -1}),
+        Case("long-rows-2^18+1", (T((3, 2**18 + 1)),), {"dim": -1}),
+        Case("long-rows-many-odd", (T((19, 32_771)),), {"dim": -1}),
+        Case("long-rows-unaligned", (T((5, 65_537), layout="offset"),), {"dim": -1}),
+        Case("long-rows-large", (T((3, 2**17 + 1), values="large"),), {"dim": -1}),
+        Case("long-rows-extreme", (T((5, 2**17 + 3), values="extreme"),), {"dim": -1}),
+        Case("long-rows-all-neg-inf", (T((2, 100_003), values="all_neg_inf"),), {"dim": -1}),
+    ]
+
+
 def api_error_cases():
     return common_error_cases((T((4, 5)),), {"dim": -1}, "input") + [
         ErrorCase("dim-out-of-range", (T((4, 5)),), {"dim": 2}, ValueError, "dim=2 is out of range"),

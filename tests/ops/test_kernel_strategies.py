@@ -15,7 +15,7 @@ from cases.spec import DTYPES, T
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
 
-MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid", "bulk", "bulk-256-2", "bulk-1024")),
+MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid", "cluster", "bulk", "bulk-256-2", "bulk-1024")),
          "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",)),
          "matmul": ("OPRT_MATMUL_STRATEGY", ("mma", "wgmma", "wgmma-pipe"))}
 # The launch-shape overrides (OPRT_*_CONFIG): every kernel shape the sweep
@@ -24,12 +24,14 @@ MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("old", "staged", "rowgrid", "bulk
 # cases row-1500 .. row-groups-odd; keys not given keep the built-in ones: stages=2);
 # resident=1 reads staged rows from shared memory instead of registers (a block above 512
 # threads cannot launch it: the register kernel runs); lanes, prefetch (1: registers, 2-3:
-# shared memory) and waves, the short rows (up to 1024).
+# shared memory) and waves, the short rows (up to 1024); cluster and cluster_kib, Cluster
+# (rows past 32768 elements, sm_90) with 1 KiB or none of each block's run in shared memory.
 CONFIGS = {"softmax": ("OPRT_SOFTMAX_CONFIG", (
                "threads=512,vals=16,stages=0", "threads=256,vals=32,stages=3", "threads=64,vals=64,rows=4,stages=2",
                "threads=32,vals=64,rows=4", "threads=1024,vals=8", "lanes=1", "lanes=4", "prefetch=1",
                "lanes=32,prefetch=1,waves=64", "lanes=1,prefetch=1", "prefetch=2,waves=4", "lanes=8,prefetch=3",
-               "resident=1", "threads=64,vals=64,rows=4,stages=3,resident=1", "threads=1024,vals=8,resident=1")),
+               "resident=1", "threads=64,vals=64,rows=4,stages=3,resident=1", "threads=1024,vals=8,resident=1",
+               "cluster=2,cluster_kib=1", "cluster=16,cluster_kib=0")),
            "reduce_sum": ("OPRT_REDUCE_SUM_CONFIG", ("lanes=1", "lanes=32"))}
 SETTINGS = {**{op: variable for op, (variable, _) in MODES.items()},
             **{f"{op}-config": variable for op, (variable, _) in CONFIGS.items()}}
@@ -64,6 +66,57 @@ def test_every_case_under_the_override(op, variable, mode, backend, device, gen,
                                  what=f"{op} {case.id} {dtype} under {variable}={mode}")
 
 
+# The long rows (tests/cases/softmax.py long_row_cases) under each kernel that splits a row
+# over blocks: the default (online), Cluster at its default shape (16 or 8 blocks, 224 KiB),
+# at 8 blocks, 4 blocks with 100 KiB each, 2 blocks with 1 KiB (runs mostly streamed and read
+# twice), 16 blocks with none held; and RowGrid.
+LONG_ROW_SETTINGS = [("OPRT_SOFTMAX_STRATEGY", "auto"), ("OPRT_SOFTMAX_STRATEGY", "cluster"),
+                     ("OPRT_SOFTMAX_CONFIG", "cluster=8"), ("OPRT_SOFTMAX_CONFIG", "cluster=4,cluster_kib=100"),
+                     ("OPRT_SOFTMAX_CONFIG", "cluster=2,cluster_kib=1"), ("OPRT_SOFTMAX_CONFIG", "cluster=16,cluster_kib=0"),
+                     ("OPRT_SOFTMAX_STRATEGY", "rowgrid")]
+
+
+def _run_softmax(x, variable, value, backend, monkeypatch):
+    monkeypatch.setenv(variable, value)
+    out = torch.full_like(x, float("nan"))
+    with ort.prepare_softmax(out, x, -1, backend=backend) as prepared:  # a new descriptor
+        prepared.run()
+    return out
+
+
+@pytest.mark.parametrize("variable,value", LONG_ROW_SETTINGS, ids=[_id("softmax", *s) for s in LONG_ROW_SETTINGS])
+def test_long_rows_under_the_override(variable, value, backend, device, gen, monkeypatch):
+    cases = load("softmax")
+    for case in cases.long_row_cases():
+        for dtype in DTYPES:
+            x = make_tensor(case.inputs[0], dtype, device, gen)
+            out = _run_softmax(x, variable, value, backend, monkeypatch)
+            assert_matches_torch(out, cases.reference(x, **case.attrs), exact=False, extra_atol=0.0,
+                                 what=f"softmax {case.id} {dtype} under {variable}={value}")
+
+
+@pytest.mark.parametrize("variable,value", LONG_ROW_SETTINGS, ids=[_id("softmax", *s) for s in LONG_ROW_SETTINGS])
+def test_long_rows_special_value_in_one_piece(variable, value, backend, device, gen, monkeypatch):
+    """One +inf, one NaN or one finite value among -inf, each in a single block's piece (the
+    NaN in the tail after the last whole pack): the row is NaN, NaN, one-hot, as in torch; the
+    other rows are untouched by them."""
+    n = 2**18 + 3
+    x = torch.randn(5, n, generator=gen)
+    x[1, 12_345] = float("inf")
+    x[2, n - 1] = float("nan")
+    x[3] = float("-inf")
+    x[3, 200_001] = 5.0
+    x[4, 99_999] = 80.0  # dominates: exp(x - 80) of the rest underflows toward 0
+    for dtype in DTYPES:
+        xd = x.to(dtype=dtype, device=device)
+        out = _run_softmax(xd, variable, value, backend, monkeypatch).cpu()
+        want = torch.softmax(xd.cpu().double(), -1)
+        assert out[1].isnan().all() and out[2].isnan().all(), f"{dtype} under {variable}={value}"
+        assert out[3, 200_001] == 1 and (out[3, :200_001] == 0).all() and (out[3, 200_002:] == 0).all()
+        assert_matches_torch(out[[0, 4]], want[[0, 4]], exact=False, extra_atol=0.0,
+                             what=f"softmax special values {dtype} under {variable}={value}")
+
+
 def _prepare_refused(op, variable, value, match, backend, device, monkeypatch):
     monkeypatch.setenv(variable, value)
     cases = load(op)
@@ -88,7 +141,10 @@ BAD_CONFIGS = [  # (op, value, what the message must say)
     ("softmax", "threads=8", "threads \\* rows = 8 threads per block is not a multiple of 32"),
     ("softmax", "stages=1", "stages=1 is not 0, 2 or 3"),
     ("softmax", "lanes=64", "lanes=64 is not an integer in \\[1, 32\\]"),
-    ("softmax", "warps=4", "unknown key 'warps' \\(keys: threads, vals, rows, stages, lanes, prefetch, waves, resident\\)"),
+    ("softmax", "warps=4", "unknown key 'warps' \\(keys: threads, vals, rows, stages, lanes, prefetch, waves, resident, "
+                           "cluster, cluster_kib\\)"),
+    ("softmax", "cluster=3", "cluster=3 is not an integer in \\[2, 16\\], a power of two"),
+    ("softmax", "cluster_kib=228", "cluster_kib=228 is not an integer in \\[0, 227\\]"),
     ("softmax", "resident=2", "resident=2 is not an integer in \\[0, 1\\]"),
     ("softmax", "prefetch=4", "prefetch=4 is not an integer in \\[0, 3\\]"),
     ("softmax", "waves=0", "waves=0 is not an integer in \\[1, 64\\]"),

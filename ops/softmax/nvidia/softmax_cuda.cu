@@ -32,14 +32,25 @@
 //     co-resident grid, rows cut into pieces of 32 KiB held in shared memory while the row's
 //     (max, sum) is combined across blocks). Not the default: on the H200, 256 x 1048576 f32
 //     took 1.24 ms against 0.94 ms for the online kernel's two reads (data/bench/goals/).
+//   OPRT_SOFTMAX_STRATEGY=cluster reads long rows once through a thread-block cluster per
+//     row (sm_90: Cluster, see softmax_cluster): each block holds its piece of the row in
+//     shared memory, the blocks exchange their (max, sum) through distributed shared memory
+//     (no global memory, no co-resident grid), then each writes its piece. Not the default
+//     until the H200 measures it (kClusterDefault); OPRT_SOFTMAX_CONFIG's cluster and
+//     cluster_kib keys take it too, with that cluster size and shared memory per block.
 //   strided rows whose neighbours are adjacent (a leading dim): a thread per row, online
 //     pass then write, each warp reading 32 adjacent elements per step
 //   anything else: a block per row, three strided passes.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
 #include <tuple>
 #include <utility>
 
+#include <cooperative_groups.h>
 #include <cuda/atomic>
 
 #include "async_copy.cuh"
@@ -54,7 +65,7 @@ using namespace oprt;
 
 namespace {
 
-enum class Strategy { Bulk, ShortRows, RowGroups, WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Columns, Strided };
+enum class Strategy { Bulk, ShortRows, RowGroups, WarpCached, BlockCached, BlockCachedWide, Staged, BlockOnline, SplitOnline, RowGrid, Cluster, Columns, Strided };
 
 // OPRT_SOFTMAX_STRATEGY, read when a descriptor is created (kept in backend_variant):
 //   auto    (default) RowGroups in kDefaultConfig's shape for the 16-bit rows it covers,
@@ -64,16 +75,19 @@ enum class Strategy { Bulk, ShortRows, RowGroups, WarpCached, BlockCached, Block
 //   rowgrid as auto, and RowGrid for long rows it fits (measured slower so far: see the top)
 //   bulk, bulk-512, ...  as auto, and Bulk (softmax_bulk.cuh: whole rows by the copy engine) for
 //           the contiguous rows of 1025 elements to 64 KiB it takes; the names are kBulkShapes'
-enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2, kRowGrid = 3, kBulkFirst = 16 };
+//   cluster as auto, and Cluster for every contiguous row past BlockCachedWide's (32768
+//           elements) on sm_90 and later; where it cannot launch there, create and execute
+//           fail naming it (a forced kernel that silently fell back would time the wrong one)
+enum Mode : int { kAuto = 0, kOld = 1, kStagedAll = 2, kRowGrid = 3, kCluster = 4, kBulkFirst = 16 };
 
 int mode_from_env() {
   const char* v = env_or("OPRT_SOFTMAX_STRATEGY", "auto");
   for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"old", kOld}, std::pair{"staged", kStagedAll},
-                                  std::pair{"rowgrid", kRowGrid}})
+                                  std::pair{"rowgrid", kRowGrid}, std::pair{"cluster", kCluster}})
     if (std::strcmp(v, name) == 0) return mode;
   if (const BulkShape* b = bulk_shape(v)) return kBulkFirst + static_cast<int>(b - kBulkShapes);
-  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_STRATEGY=", v, " is not one of auto, old, staged, rowgrid, bulk, ",
-       "bulk-512, bulk-128, bulk-256-2, bulk-256-6, bulk-1024");
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_STRATEGY=", v, " is not one of auto, old, staged, rowgrid, cluster, ",
+       "bulk, bulk-512, bulk-128, bulk-256-2, bulk-256-6, bulk-1024");
 }
 
 struct Launch {
@@ -87,6 +101,8 @@ struct Launch {
                           // 1, ShortRows only: the next row's loads held in registers)
   int waves = 1;          // ShortRows: the grid in resident grids
   bool resident = false;  // RowGroups with stages: the values read from the stages, not held in registers
+  int cluster = 0;        // Cluster: blocks per cluster (= per row)
+  int64_t held_packs = 0; // Cluster: 16-byte packs of its piece each block holds in shared memory
 };
 
 // OPRT_SOFTMAX_CONFIG="threads=512,vals=16,rows=1,stages=2,resident=1,lanes=8,prefetch=1,waves=4",
@@ -107,6 +123,12 @@ struct Launch {
 //   waves    ShortRows' grid in resident grids (default 64 for float32, 1 for 16-bit: 1 is persistent, each group striding
 //            over the rows; more: the hardware hands out the blocks, no tail of groups that
 //            got one row more than the others)
+//   cluster  Cluster's blocks per cluster (2, 4, 8 or 16; default 16 where a cluster of 16
+//            fits, else 8)
+//   cluster_kib  Cluster's shared memory per block in KiB (0..227; default kClusterSmemBytes):
+//            the part of each block's piece held there; the rest is read twice from global
+//            memory. Either key given: contiguous rows past 32768 elements take Cluster
+//            (sm_90 and later, where it fits; else the default choice)
 // With threads, vals, rows or stages given in the environment, 16-bit contiguous rows of
 // 1025 to threads * vals elements take RowGroups with them (the keys not given keep
 // kDefaultConfig's values); from kDefaultConfig alone, only the rows longer than half of
@@ -115,11 +137,12 @@ struct Launch {
 struct SoftmaxConfig {
   // prefetch -1 and waves 0: not given, the built-in choice by dtype (choose_strategy)
   int threads = 512, vals = 16, rows = 1, stages = 0, lanes = 0, prefetch = -1, waves = 0, resident = 0;
+  int cluster = 0, cluster_kib = -1;  // 0 and -1: not given
   int row_groups = 0;  // 0: none; kShapeGiven: threads, vals, rows or stages in the environment;
                        // kShapeBuiltIn: from kDefaultConfig only
 };
 constexpr int kShapeGiven = 1, kShapeBuiltIn = 2;
-constexpr int kConfigParams = 9;
+constexpr int kConfigParams = 11;
 
 // The built-in launch shape, in OPRT_SOFTMAX_CONFIG's syntax. From the H200 sweep
 // (data/bench/goals/h200-rows-sweep.json, scripts/softmax_sweep.py): 8192x8192 f16 took
@@ -137,7 +160,8 @@ void config_from_env(int (&params)[kConfigParams]) {
     parse_config("OPRT_SOFTMAX_CONFIG", text,
                  {{"threads", &threads, 1, 1024, false, true}, {"vals", &vals, 8, 64, true}, {"rows", &rows, 1, 1024},
                   {"stages", &stages, 0, 3}, {"lanes", &c.lanes, 1, 32, true}, {"prefetch", &c.prefetch, 0, 3},
-                  {"waves", &c.waves, 1, 64}, {"resident", &c.resident, 0, 1}});
+                  {"waves", &c.waves, 1, 64}, {"resident", &c.resident, 0, 1}, {"cluster", &c.cluster, 2, 16, true},
+                  {"cluster_kib", &c.cluster_kib, 0, 227}});
   for (const char* key : {"threads=", "vals=", "rows=", "stages="}) shape_given |= std::strstr(texts[1], key) != nullptr;
   const char* text = *texts[1] ? texts[1] : kDefaultConfig;
   if (stages == 1) fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_SOFTMAX_CONFIG=", text, ": stages=1 is not 0, 2 or 3");
@@ -151,6 +175,7 @@ void config_from_env(int (&params)[kConfigParams]) {
          " threads per block is not a multiple of 32 up to 1024");
   params[0] = c.threads, params[1] = c.vals, params[2] = c.rows, params[3] = c.stages, params[4] = c.lanes;
   params[5] = c.row_groups, params[6] = c.prefetch, params[7] = c.waves, params[8] = c.resident;
+  params[9] = c.cluster, params[10] = c.cluster_kib + 1;  // zeros: the defaults
 }
 
 SoftmaxConfig config_of(const int (&params)[kConfigParams]) {
@@ -161,6 +186,8 @@ SoftmaxConfig config_of(const int (&params)[kConfigParams]) {
   c.prefetch = params[6];
   c.waves = params[7];
   c.resident = params[8];
+  c.cluster = params[9];
+  c.cluster_kib = params[10] - 1;
   return c;
 }
 
@@ -192,6 +219,26 @@ constexpr int64_t kStagedMaxRowBytes = 32 * 1024;  // 3 stages of 32 KiB: 2 bloc
 constexpr int kGridThreads = 512;
 constexpr int64_t kGridPieceBytes = 32 * 1024;
 
+// Cluster: rows too long for registers, read once, on sm_90 and later. A cluster of
+// `cluster` blocks per row (thread-block clusters): block r takes the r-th of `cluster`
+// equal runs of the row's 16-byte packs and holds up to kClusterSmemBytes of them in
+// shared memory (one block per SM at the default), the rest of its run streamed (read
+// again when written, likely from L2). The blocks' (max, sum) meet through distributed
+// shared memory after one cluster barrier: no counters in global memory and no
+// co-resident grid as RowGrid needs, so the hardware schedules the clusters as SMs free up.
+constexpr int kClusterThreads = 512;
+constexpr int64_t kClusterSmemBytes = 224 * 1024;  // + ~0.3 KiB static: one block per SM (228 KiB)
+// The held packs land in this many cp.async groups: each chunk's (max, sum) is computed
+// while the later ones are in flight, instead of all of it after the last byte arrived.
+constexpr int kClusterChunks = 4;
+static_assert(kClusterChunks == 4, "softmax_cluster waits for each chunk by name (async_wait<3> .. <0>)");
+// The switch for the default: true makes auto take Cluster for the rows mostly held in the
+// cluster's shared memory (row bytes <= 5/4 of cluster * shared memory per block: 256 x
+// 1048576 f32 and bf16 rows at 16 x 224 KiB; 64 x 4194304 f32 would read 3/4 of each row
+// twice and stays online). Off until the H200 measures it against the online kernel
+// (OPRT_SOFTMAX_STRATEGY=cluster forces it meanwhile; scripts/cluster_round.sh).
+constexpr bool kClusterDefault = false;
+
 bool contiguous_rows(const RowPlan& p) { return p.row_len == 1 || (p.in_row_stride == 1 && p.out_row_stride == 1); }
 
 bool neighbours_adjacent(const RowPlan& p) {
@@ -222,6 +269,106 @@ int row_grid_capacity(oprt_dtype dtype, int sms) {
                                     2 * kGridPieceBytes);
   });
   return blocks * sms;
+}
+
+template <class T>
+__global__ void softmax_cluster(RowPlan p, int64_t held_packs, const T* __restrict__ x, T* __restrict__ y);
+
+// Whether the current device has thread-block clusters (compute capability 9.0 or later);
+// asked once per device.
+bool device_has_clusters() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cached[kMaxDevices] = {};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  if (device >= kMaxDevices) device = kMaxDevices - 1;
+  int known = cached[device].load(std::memory_order_relaxed);
+  if (known == 0) {
+    int major = 0;
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+    known = major >= 9 ? 2 : 1;
+    cached[device].store(known, std::memory_order_relaxed);
+  }
+  return known == 2;
+}
+
+// softmax_cluster's launch: a cluster of `blocks` blocks along x; `attr` holds the
+// cluster dimension the config points at.
+cudaLaunchConfig_t cluster_launch_config(unsigned grid, int blocks, size_t smem, cudaStream_t s, cudaLaunchAttribute& attr) {
+  attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = static_cast<unsigned>(blocks);
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(kClusterThreads);
+  config.dynamicSmemBytes = smem;
+  config.stream = s;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  return config;
+}
+
+// Clusters of `blocks` blocks of `kernel` (a softmax_cluster), `smem` bytes of dynamic
+// shared memory each, that can be resident at once (cudaOccupancyMaxActiveClusters); 0
+// where none can: no clusters on this GPU, the kernel built without sm_90 code (its body
+// is compiled for sm_90 only: ptxVersion below 90 is the empty body), more shared memory
+// than a block may have, or a cluster size the GPU refuses (above 8 is non-portable and
+// must be allowed per kernel first). Sets those kernel attributes on the way; cached per
+// (kernel, device, blocks, smem), so they are set once per device before any launch.
+int cluster_capacity(const void* kernel, int blocks, size_t smem) {
+  if (!device_has_clusters()) return 0;
+  static std::mutex mutex;
+  static std::map<std::tuple<const void*, int, int, size_t>, int> cache;
+  int device = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  const auto key = std::make_tuple(kernel, device, blocks, smem);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  int clusters = 0;
+  cudaFuncAttributes attr{};
+  check_cuda(cudaFuncGetAttributes(&attr, kernel), "cudaFuncGetAttributes");
+  if (attr.ptxVersion >= 90 && can_launch(kernel, kClusterThreads, smem)) {
+    allow_dynamic_smem(kernel, smem);
+    cudaError_t err = cudaSuccess;
+    if (blocks > 8) err = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    cudaLaunchAttribute cluster_dim;
+    const cudaLaunchConfig_t config = cluster_launch_config(static_cast<unsigned>(blocks), blocks, smem, nullptr, cluster_dim);
+    if (err == cudaSuccess) err = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (err != cudaSuccess) {
+      (void)cudaGetLastError();  // not an error of ours: the row takes another kernel
+      clusters = 0;
+    }
+  }
+  cache.emplace(key, clusters);
+  return clusters;
+}
+
+// Cluster's shape for these rows: blocks per cluster (the configured size, else 16 where a
+// cluster of 16 fits, else 8) and the packs each block holds in shared memory (its run, up
+// to the budget); {0, 0} where no cluster can run here.
+struct ClusterShape {
+  int blocks = 0;
+  int64_t held_packs = 0;
+};
+
+ClusterShape cluster_shape(const RowPlan& p, oprt_dtype dtype, const SoftmaxConfig& cfg) {
+  const int pack = 16 / dtype_bytes(dtype);
+  const int64_t budget_packs = (cfg.cluster_kib >= 0 ? int64_t{cfg.cluster_kib} * 1024 : kClusterSmemBytes) / 16;
+  for (const int blocks : {cfg.cluster ? cfg.cluster : 16, cfg.cluster ? 0 : 8}) {
+    if (blocks == 0 || p.rows > INT32_MAX / blocks) continue;  // grid.x: a cluster per row
+    // each block's run is at most this long, whatever the row's alignment (softmax_cluster)
+    const int64_t run_packs = (p.row_len / pack + blocks - 1) / blocks;
+    const int64_t held = std::min(run_packs, budget_packs);
+    int fit = 0;
+    dispatch_dtype(dtype, [&](auto type) {
+      using T = typename decltype(type)::type;
+      fit = cluster_capacity(reinterpret_cast<const void*>(softmax_cluster<T>), blocks, static_cast<size_t>(held) * 16);
+    });
+    if (fit > 0) return {blocks, held};
+  }
+  return {};
 }
 
 Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (&params)[kConfigParams], int sms) {
@@ -268,7 +415,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       l.resident = cfg.resident != 0;
       return l;
     }
-    const bool staged = mode == kStagedAll || ((mode == kAuto || mode == kRowGrid) && bytes == 2);
+    const bool staged = mode == kStagedAll || ((mode == kAuto || mode == kRowGrid || mode == kCluster) && bytes == 2);
     if (staged && aligned && p.row_len * bytes <= kStagedMaxRowBytes && p.row_len <= int64_t{kCachedThreads} * kCached) {
       const int64_t threads = (p.row_len + kCached - 1) / kCached;
       return {Strategy::Staged, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
@@ -279,6 +426,22 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
         const int64_t threads = (p.row_len + values - 1) / values;
         return {strategy, static_cast<int>(std::max<int64_t>(64, (threads + 31) / 32 * 32)), 1};
       }
+    }
+    const bool cluster_forced = mode == kCluster || cfg.cluster != 0 || cfg.cluster_kib >= 0;
+    if (cluster_forced || (kClusterDefault && mode == kAuto)) {
+      const ClusterShape c = cluster_shape(p, dtype, cfg);
+      const bool mostly_held = 4 * p.row_len * bytes <= 5 * c.blocks * c.held_packs * 16;
+      if (c.blocks && (cluster_forced || mostly_held)) {
+        Launch l{Strategy::Cluster, kClusterThreads, 1};
+        l.cluster = c.blocks;
+        l.held_packs = c.held_packs;
+        return l;
+      }
+      if (cluster_forced && device_has_clusters())  // forced: never time another kernel under its name
+        fail(OPRT_STATUS_DEVICE_ERROR, "softmax: OPRT_SOFTMAX_STRATEGY=cluster (or OPRT_SOFTMAX_CONFIG's cluster keys): no "
+             "cluster of ", cfg.cluster ? std::to_string(cfg.cluster) : std::string("16 or 8"), " blocks holding up to ",
+             cfg.cluster_kib >= 0 ? int64_t{cfg.cluster_kib} * 1024 : kClusterSmemBytes,
+             " bytes of shared memory each can run on this GPU, or the library was built without sm_90 code");
     }
     if (mode == kRowGrid && aligned) {
       // Pieces of equal length (a multiple of the pack), no more per row than blocks
@@ -868,6 +1031,130 @@ __global__ void __launch_bounds__(kGridThreads, 3) softmax_row_grid(RowPlan p, i
   async_wait<0>();
 }
 
+// Cluster: the blocks of cluster c (blockIdx.x / cluster) take row c. The row's 16-byte
+// packs (after a head of up to 7 elements before the first aligned one) are cut into
+// `cluster` equal runs, one per block by its rank; block 0 also takes the head, the last
+// block the tail of up to 7 elements after the last whole pack (runs and scalars may be
+// empty). Each block:
+//   1. copies the first held_packs packs of its run into shared memory (cp.async in
+//      kClusterChunks groups, thread t copying packs t, t + threads, ...: each reads only
+//      what it copied, so waiting for its own copies is enough) and meanwhile streams the
+//      rest of its run and its scalars through the online (max, sum) (for_each_in_row);
+//   2. the (max, sum) of each chunk of held packs as it lands, max first, then the sum of
+//      exp(v - max), combined with the streamed part's (OnlineSoftmax::apply, so inf and NaN
+//      give torch's results as in the other kernels), reduced over the block into `part`;
+//   3. cluster barrier (arrive has release, wait acquire semantics: every block's `part`
+//      is visible to all), then lane r of every warp reads block r's part through
+//      distributed shared memory (map_shared_rank) and the warp combines them: the same
+//      values in the same lanes, so every block gets the same total bit for bit;
+//   4. arrives on a second cluster barrier (its reads of the peers are done), writes its
+//      held packs from shared memory (16-byte stores where out has the same alignment as
+//      in, else element by element) and its streamed packs and scalars read again
+//      (map_row), then waits on that barrier: no block exits while a peer may still read
+//      its `part`.
+// Built for sm_90 and later only; the host never launches it elsewhere (cluster_capacity).
+// Bound to two blocks per SM (64 registers; f32 took 88 unbounded): cluster_kib=112 puts two
+// blocks on an SM, one loading while the other writes.
+template <class T>
+__global__ void __launch_bounds__(kClusterThreads, 2) softmax_cluster(RowPlan p, int64_t held_packs,
+                                                                  const T* __restrict__ x, T* __restrict__ y) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  constexpr int E = kPack<T>;
+  extern __shared__ __align__(16) unsigned char cluster_smem[];
+  __shared__ MaxSum scratch[32];
+  __shared__ MaxSum part;  // this block's (max, sum), read by the cluster's blocks
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int blocks = static_cast<int>(cluster.num_blocks()), rank = static_cast<int>(cluster.block_rank());
+  const int tid = threadIdx.x, threads = blockDim.x;
+  int64_t in_off, out_off;
+  p.row_offsets(blockIdx.x / blocks, in_off, out_off);
+  const T* const src = x + in_off;
+  T* const dst = y + out_off;
+  const int64_t len = p.row_len;
+  const int64_t head = std::min<int64_t>(elements_to_alignment<E>(src), len);
+  const int64_t packs = (len - head) / E, tail = head + packs * E;  // tail: the first element after them
+  const int64_t per_block = (packs + blocks - 1) / blocks;
+  const int64_t first = std::min(rank * per_block, packs), count = std::min(per_block, packs - first);
+  const int64_t held = std::min(count, held_packs);
+  const T* const run = src + head + first * E;  // 16-byte aligned
+  T* const buf = reinterpret_cast<T*>(cluster_smem);
+
+  // held packs [chunk_begin(c), chunk_begin(c + 1)) form commit group c; this thread's are
+  // those congruent to tid modulo threads
+  auto chunk_begin = [&](int c) { return held * c / kClusterChunks; };
+  auto first_of = [&](int64_t lo) { return lo + ((tid - lo) % threads + threads) % threads; };
+#pragma unroll
+  for (int c = 0; c < kClusterChunks; ++c) {
+    for (int64_t k = first_of(chunk_begin(c)); k < chunk_begin(c + 1); k += threads) copy16_async(buf + k * E, run + k * E);
+    async_commit();
+  }
+  MaxSum acc = OnlineSoftmax::identity();
+  auto add = [&](float v) { OnlineSoftmax::add(acc, v); };
+  for_each_in_row(run + held * E, (count - held) * E, tid, threads, add);
+  // the scalars: [0, head) and [tail, len), fewer than a pack each
+  const int64_t scalar = rank == 0 ? 0 : tail, scalar_end = rank == blocks - 1 ? len : head;
+  for (int64_t j = scalar + tid; j < scalar_end; j += threads)
+    if (j < head || j >= tail) add(to_float(src[j]));
+  // chunk c's (max, sum) while the later chunks are still landing: its max, then the sum of
+  // exp(v - max) (none when the max is -inf: a part of -inf only, never exp(-inf - -inf))
+  auto held_chunk = [&](int c) {
+    float m = -kInf;
+    for (int64_t k = first_of(chunk_begin(c)); k < chunk_begin(c + 1); k += threads) {
+      const Pack<T, E> q = load_pack<E>(buf + k * E);
+#pragma unroll
+      for (int e = 0; e < E; ++e) m = nan_max(m, to_float(q.v[e]));
+    }
+    float s = 0.f;
+    if (m != -kInf) {
+      for (int64_t k = first_of(chunk_begin(c)); k < chunk_begin(c + 1); k += threads) {
+        const Pack<T, E> q = load_pack<E>(buf + k * E);
+#pragma unroll
+        for (int e = 0; e < E; ++e) s += __expf(to_float(q.v[e]) - m);
+      }
+    }
+    acc = OnlineSoftmax::apply(acc, MaxSum{m, s});
+  };
+  async_wait<3>();  // all groups but the newest 3: chunk 0
+  held_chunk(0);
+  async_wait<2>();
+  held_chunk(1);
+  async_wait<1>();
+  held_chunk(2);
+  async_wait<0>();
+  held_chunk(3);
+  const MaxSum mine = block_reduce<OnlineSoftmax>(acc, scratch);
+  if (tid == 0) part = mine;
+  cluster.sync();
+  const int lane = tid & 31;
+  MaxSum peer = OnlineSoftmax::identity();
+  if (lane < blocks) peer = *cluster.map_shared_rank(&part, lane);
+  const MaxSum total = warp_reduce<OnlineSoftmax>(peer);
+  __cluster_barrier_arrive();  // this thread is done with the peers' shared memory (release)
+
+  const float top = total.max, inv = 1.f / total.sum;
+  auto softmax = [=](float v) { return __expf(v - top) * inv; };
+  T* const out_run = dst + head + first * E;
+  const bool packed = elements_to_alignment<E>(dst) == elements_to_alignment<E>(src);
+  for (int64_t k = tid; k < held; k += threads) {
+    const Pack<T, E> q = load_pack<E>(buf + k * E);
+    Pack<T, E> r;
+#pragma unroll
+    for (int e = 0; e < E; ++e) r.v[e] = from_float<T>(softmax(to_float(q.v[e])));
+    if (packed) {
+      store_pack<E>(out_run + k * E, r);
+    } else {
+#pragma unroll
+      for (int e = 0; e < E; ++e) out_run[k * E + e] = r.v[e];
+    }
+  }
+  map_row(out_run + held * E, run + held * E, (count - held) * E, tid, threads, softmax);
+  for (int64_t j = scalar + tid; j < scalar_end; j += threads)
+    if (j < head || j >= tail) dst[j] = from_float<T>(softmax(to_float(src[j])));
+  __cluster_barrier_wait();  // until every thread of the cluster arrived (cluster.sync(), split in two)
+#endif
+}
+
 // A thread per row, rows adjacent in memory: coalesced walks down the columns.
 template <class T>
 __global__ void softmax_columns(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
@@ -1005,6 +1292,16 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
       } else {
         check_cuda(err, "softmax kernel (row grid)");
       }
+      break;
+    }
+    case Strategy::Cluster: {
+      // choose_strategy asked cluster_capacity for this shape on this device, which set the
+      // kernel's shared memory limit and allowed a non-portable size
+      const size_t smem = static_cast<size_t>(l.held_packs) * 16;
+      cudaLaunchAttribute cluster_dim;
+      const cudaLaunchConfig_t config =
+          cluster_launch_config(static_cast<unsigned>(p.rows * l.cluster), l.cluster, smem, s, cluster_dim);
+      check_cuda(cudaLaunchKernelEx(&config, softmax_cluster<T>, p, l.held_packs, x, y), "softmax kernel (cluster)");
       break;
     }
     case Strategy::BlockOnline: {

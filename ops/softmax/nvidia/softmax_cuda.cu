@@ -35,8 +35,8 @@
 //   OPRT_SOFTMAX_STRATEGY=cluster reads long rows once through a thread-block cluster per
 //     row (sm_90: Cluster, see softmax_cluster): each block holds its piece of the row in
 //     shared memory, the blocks exchange their (max, sum) through distributed shared memory
-//     (no global memory, no co-resident grid), then each writes its piece. Not the default
-//     until the H200 measures it (kClusterDefault); OPRT_SOFTMAX_CONFIG's cluster and
+//     (no global memory, no co-resident grid), then each writes its piece. The default for
+//     rows of 2^20 elements and more (kClusterAutoMinRow); OPRT_SOFTMAX_CONFIG's cluster and
 //     cluster_kib keys take it too, with that cluster size and shared memory per block.
 //   strided rows whose neighbours are adjacent (a leading dim): a thread per row, online
 //     pass then write, each warp reading 32 adjacent elements per step
@@ -232,12 +232,15 @@ constexpr int64_t kClusterSmemBytes = 224 * 1024;  // + ~0.3 KiB static: one blo
 // while the later ones are in flight, instead of all of it after the last byte arrived.
 constexpr int kClusterChunks = 4;
 static_assert(kClusterChunks == 4, "softmax_cluster waits for each chunk by name (async_wait<3> .. <0>)");
-// The switch for the default: true makes auto take Cluster for the rows mostly held in the
-// cluster's shared memory (row bytes <= 5/4 of cluster * shared memory per block: 256 x
-// 1048576 f32 and bf16 rows at 16 x 224 KiB; 64 x 4194304 f32 would read 3/4 of each row
-// twice and stays online). Off until the H200 measures it against the online kernel
-// (OPRT_SOFTMAX_STRATEGY=cluster forces it meanwhile; scripts/cluster_round.sh).
-constexpr bool kClusterDefault = false;
+// The default for rows of 2^20 elements and more (auto): Cluster with 8 blocks of 112 KiB each
+// (two blocks per SM; the rest of each block's run is streamed and read twice). On the H200
+// (scripts/gpu_closing_round.sh, data/bench/goals/h200-long-sweep.json) it beat the online
+// kernel on every long row timed: 256x1048576 f32 0.834 against 0.888 ms, bf16 0.506 against
+// 0.897 ms, 64x4194304 f32 0.926 against 0.980 ms. Holding more of the row (16 x 224 KiB, one
+// block per SM) was slower than both: 1.07 ms at 256x1048576 f32. Shorter rows keep the online
+// kernel (not timed against it).
+constexpr int64_t kClusterAutoMinRow = int64_t{1} << 20;
+constexpr int kClusterAutoBlocks = 8, kClusterAutoKib = 112;
 
 bool contiguous_rows(const RowPlan& p) { return p.row_len == 1 || (p.in_row_stride == 1 && p.out_row_stride == 1); }
 
@@ -428,10 +431,11 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       }
     }
     const bool cluster_forced = mode == kCluster || cfg.cluster != 0 || cfg.cluster_kib >= 0;
-    if (cluster_forced || (kClusterDefault && mode == kAuto)) {
-      const ClusterShape c = cluster_shape(p, dtype, cfg);
-      const bool mostly_held = 4 * p.row_len * bytes <= 5 * c.blocks * c.held_packs * 16;
-      if (c.blocks && (cluster_forced || mostly_held)) {
+    if (cluster_forced || (mode == kAuto && p.row_len >= kClusterAutoMinRow)) {
+      SoftmaxConfig shape = cfg;
+      if (!cluster_forced) shape.cluster = kClusterAutoBlocks, shape.cluster_kib = kClusterAutoKib;
+      const ClusterShape c = cluster_shape(p, dtype, shape);
+      if (c.blocks) {
         Launch l{Strategy::Cluster, kClusterThreads, 1};
         l.cluster = c.blocks;
         l.held_packs = c.held_packs;

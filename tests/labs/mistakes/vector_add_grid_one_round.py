@@ -1,6 +1,6 @@
 # what: lab 2 Part 1 on its fixed grid without the rounds: BLOCKS programs add one tile each, the rest of C is never written
 # check: tilelang vector_add vector_add_program
-# says: shape (1048579,) float32 | never wrote them | T.ceildiv(n, BLOCKS * TILE) rounds | Smaller inputs passed: (1023,) float32
+# says: shape (1048579,) float32 | never wrote them | T.ceildiv(n, BLOCKS * TILE) rounds
 def vector_add_program(dtype: str, gpu: bool):
     n = T.dynamic("n", "int64")
     TILE, BLOCKS = 1024, 256

@@ -145,3 +145,32 @@ def test_sum_over_an_empty_column_is_zero(tl_device):
     out = torch.full((5,), float("nan"), device=tl_device)
     assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), False).program == "reduce_sum_strided_program"
     assert torch.equal(ort.reduce_sum(x, 0, out=out, backend="tilelang").cpu(), torch.zeros(5))
+
+
+def test_a_matmul_plan_refuses_misaligned_pointers_on_every_call():
+    """The eager plan cache keys layouts, not offsets: a GPU matmul plan (TMA copies) reused for a
+    view one element past a 16-byte boundary must refuse it by name, as prepare does, not fail in
+    the TMA descriptor; aligned pointers (and an empty operand's NULL) go through."""
+    from operator_runtime._internal.tilelang_backend import AlignmentCheckedPlan
+    from operator_runtime.errors import UnsupportedError
+
+    calls = []
+
+    class Plan:
+        def call(self, *args):
+            calls.append(args)
+            return 0
+
+        def launch(self, pointers, stream=None):
+            calls.append(("launch", pointers))
+
+        def close(self):
+            calls.append("closed")
+
+    plan = AlignmentCheckedPlan(Plan(), "matmul")
+    assert plan.call(4096, 8192, 0, None) == 0 and calls == [(4096, 8192, 0, None)]
+    with pytest.raises(UnsupportedError, match="16-byte aligned.*2 bytes past"):
+        plan.call(4096, 8194, 8192, 7)
+    assert len(calls) == 1
+    plan.close()
+    assert calls[-1] == "closed"

@@ -398,6 +398,34 @@ class AlignedPlan:
         pass
 
 
+class AlignmentCheckedPlan:
+    """A KernelPlan whose kernel needs every data pointer on a 16-byte boundary and has no
+    fallback (matmul's TMA copies on the GPU): prepare refuses a misaligned tensor
+    (_refuse_matmul), and since the eager plan cache keys layouts, not offsets, a cache hit
+    and run(new buffers) are checked here the same way, on every call."""
+
+    workspace_bytes = 0
+
+    def __init__(self, plan: KernelPlan, op: str):
+        self._plan = plan
+        plan_call = plan.call
+
+        def call(out, *inputs_and_stream) -> int:
+            for p in (out, *inputs_and_stream[:-1]):  # the stream (last) is not a pointer
+                if p and p & 15:
+                    raise UnsupportedError(f"{op}: the tilelang kernel copies with TMA, which needs the tensors "
+                                           f"16-byte aligned (a data pointer is {p % 16} bytes past a boundary)")
+            return plan_call(out, *inputs_and_stream)
+
+        self.call = call
+
+    def launch(self, pointers: list, stream: int | None = None) -> None:
+        self._plan.launch(pointers, stream)  # DirectLaunch's tensors passed prepare's checks
+
+    def close(self) -> None:
+        self._plan.close()
+
+
 class DirectLaunch:
     """A KernelPlan bound to its tensors: calling it launches with arguments built once
     (the prepared steady state)."""
@@ -441,6 +469,8 @@ class TileLangPrepared(PreparedBase):
                 self._plan = AlignedPlan(op, dtypes, layout, out.device)
             else:
                 self._plan = KernelPlan(compiled(op, dtypes, gpu, layout.extra, layout.program), layout, out.device)
+                if gpu and _MAPPING[op] == "tiles":
+                    self._plan = AlignmentCheckedPlan(self._plan, op)
             self._launch = DirectLaunch(self._plan, (*inputs, out))
         else:  # nothing to do (a zero-block launch is an error on the GPU): nothing to compile
             self._plan, self._launch = _NothingToLaunch(), None

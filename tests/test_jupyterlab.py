@@ -82,16 +82,21 @@ async def execute_all(base: str, token: str, kernel_id: str, cells: list[str]) -
             "parent_header": {}, "metadata": {}, "channel": "shell",
             "content": {"code": source, "silent": False, "store_history": True, "user_expressions": {},
                         "allow_stdin": False, "stop_on_error": True}}))
-        stdout, reply = "", None
-        while reply is None:
+        # The reply comes on the shell channel, the output on iopub: the two are not ordered, so a
+        # print can arrive after the reply (seen in CI). The kernel's "idle" status on iopub comes
+        # after every output of the request: wait for both.
+        stdout, reply, idle = "", None, False
+        while reply is None or not idle:
             msg = json.loads(await asyncio.wait_for(conn.read_message(), timeout=600))
             if msg.get("parent_header", {}).get("msg_id") != msg_id:
                 continue
             if msg["msg_type"] == "stream" and msg["content"]["name"] == "stdout":
                 stdout += msg["content"]["text"]
+            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+                idle = True
             if msg["msg_type"] == "execute_reply":
-                reply = {**msg["content"], "stdout": stdout}
-        replies.append(reply)
+                reply = dict(msg["content"])
+        replies.append({**reply, "stdout": stdout})
     conn.close()
     return replies
 

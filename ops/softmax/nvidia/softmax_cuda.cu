@@ -279,21 +279,7 @@ __global__ void softmax_cluster(RowPlan p, int64_t held_packs, const T* __restri
 
 // Whether the current device has thread-block clusters (compute capability 9.0 or later);
 // asked once per device.
-bool device_has_clusters() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cached[kMaxDevices] = {};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  if (device >= kMaxDevices) device = kMaxDevices - 1;
-  int known = cached[device].load(std::memory_order_relaxed);
-  if (known == 0) {
-    int major = 0;
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-    known = major >= 9 ? 2 : 1;
-    cached[device].store(known, std::memory_order_relaxed);
-  }
-  return known == 2;
-}
+bool device_has_clusters() { return compute_capability_major() >= 9; }
 
 // softmax_cluster's launch: a cluster of `blocks` blocks along x; `attr` holds the
 // cluster dimension the config points at.

@@ -65,6 +65,20 @@ struct RowPlan {
       out_off += coord * out_outer_strides[d];
     }
   }
+
+  // Reducing a leading dim: whether rows k*E .. k*E+E-1 lie side by side in memory (in, and
+  // out too when `with_out`) with every row start a multiple of E elements from the base, so
+  // a thread can read E neighbouring rows' elements at each step down the reduced dim as
+  // one E-element pack (the bases' alignment is checked at execute).
+  bool columns_pack(int E, bool with_out) const {
+    const int last = outer_rank - 1;
+    if (E == 1) return true;
+    if (last < 0 || outer_shape[last] % E != 0 || in_outer_strides[last] != 1 || in_row_stride % E != 0) return false;
+    if (with_out && (out_outer_strides[last] != 1 || out_row_stride % E != 0)) return false;
+    for (int d = 0; d < last; ++d)
+      if (in_outer_strides[d] % E != 0 || (with_out && out_outer_strides[d] % E != 0)) return false;
+    return true;
+  }
 };
 
 }  // namespace oprt

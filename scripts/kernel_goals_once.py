@@ -6,8 +6,9 @@
 softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (whatever the strategy table picks:
 RowGrid only with OPRT_SOFTMAX_STRATEGY=rowgrid), reduce_sum 4096x32768 f32 (a block per row),
 vector_add 2^28 f32 (tiles), matmul 4096^3 f16 (tensor cores), softmax 131072x256 f32 and
-reduce_sum 262144x128 f32 (ShortRows). Inputs are made first, so the only runtime launches are
-these seven (plus RowGrid's counter memset when it is chosen).
+reduce_sum 262144x128 f32 (ShortRows), then over dim 0: softmax 8192x8192 f32 and f16 (column
+tiles) and reduce_sum 8192x8192 f32 (packed columns). Inputs are made first, so the only runtime launches are
+these ten (plus RowGrid's counter memset when it is chosen).
 """
 
 import torch
@@ -20,6 +21,7 @@ x_sum = torch.randn(4096, 32768, device="cuda")
 a, b = torch.randn(1 << 28, device="cuda"), torch.randn(1 << 28, device="cuda")
 ma, mb = (torch.randn(4096, 4096, device="cuda", dtype=torch.float16) for _ in range(2))
 x_short, x_short_sum = torch.randn(131072, 256, device="cuda"), torch.randn(262144, 128, device="cuda")
+x_square = torch.randn(8192, 8192, device="cuda")
 torch.cuda.synchronize()
 calls = [
     lambda: ort.softmax(x16, -1, backend="nvidia"),
@@ -29,6 +31,9 @@ calls = [
     lambda: ort.matmul(ma, mb, backend="nvidia"),
     lambda: ort.softmax(x_short, -1, backend="nvidia"),  # ShortRows
     lambda: ort.reduce_sum(x_short_sum, -1, backend="nvidia"),  # ShortRows
+    lambda: ort.softmax(x_square, 0, backend="nvidia"),  # Columns (softmax_columns.cuh)
+    lambda: ort.softmax(x16, 0, backend="nvidia"),
+    lambda: ort.reduce_sum(x_square, 0, backend="nvidia"),  # Columns, packed
 ]
 for call in calls:
     call()

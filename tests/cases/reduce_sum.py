@@ -68,6 +68,13 @@ def correctness_cases():
         Case("columns-middle-dim", (T((3, 1029, 65)),), {"dim": 1}),
         Case("columns-keepdim", (T((2049, 31)),), {"dim": 0, "keepdim": True}),
         Case("columns-100003x5", (T((100_003, 5)),), {"dim": 0}),
+        # nvidia's packed columns (a thread takes 4 f32 or 8 16-bit neighbours as one 16-byte
+        # load): a part-full last block, a middle dim, a base off 16 bytes (one by one), and
+        # columns split over row ranges (partial sums)
+        Case("columns-packed", (T((1001, 72)),), {"dim": 0}),
+        Case("columns-packed-middle-dim", (T((3, 1029, 64)),), {"dim": 1}),
+        Case("columns-packed-unaligned", (T((257, 64), layout="offset"),), {"dim": 0}),
+        Case("columns-packed-split", (T((20_001, 16)),), {"dim": 0}),
         Case("extreme-values", (T((6, 37), values="extreme"),), {"dim": 1}),
         Case("columns-extreme-values", (T((37, 6), values="extreme"),), {"dim": 0}),
         Case("transposed-4d-keepdim", (T((3, 4, 5, 6), layout="transposed"),), {"dim": 2, "keepdim": True}),
@@ -89,4 +96,5 @@ def benchmark_cases():
     rows = [BenchCase(s, attrs={"dim": -1})
             for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576), (262144, 128))]
     rows += [BenchCase((262144, 128), dtype=torch.bfloat16, attrs={"dim": -1})]
-    return rows + [BenchCase((8192, 8192), attrs={"dim": 0})]
+    # down columns (dim 0): one thread per 16-byte pack of adjacent columns (nvidia)
+    return rows + [BenchCase((8192, 8192), dtype=d, attrs={"dim": 0}) for d in (torch.float32, torch.float16)]

@@ -90,6 +90,16 @@ def correctness_cases():
         Case("columns-middle-dim", (T((3, 129, 65)),), {"dim": 1}),
         Case("columns-long-few", (T((3001, 5)),), {"dim": 0}),
         Case("columns-large-values", (T((300, 7), values="large"),), {"dim": 0}),
+        # nvidia's column tiles (a block per 32..64 adjacent columns, its warps splitting the
+        # walk down them, 16-byte packs of neighbours where aligned): part-full last tiles, a
+        # middle dim, a base off 16 bytes (one column per thread), special values in packs,
+        # and few long columns (every slot of a 1024-thread block takes many steps)
+        Case("columns-packed", (T((1001, 72)),), {"dim": 0}),
+        Case("columns-packed-middle-dim", (T((3, 517, 40)),), {"dim": 1}),
+        Case("columns-packed-unaligned", (T((257, 64), layout="offset"),), {"dim": 0}),
+        Case("columns-packed-extreme", (T((61, 32), values="extreme"),), {"dim": 0}),
+        Case("columns-packed-all-neg-inf", (T((9, 16), values="all_neg_inf"),), {"dim": 0}),
+        Case("columns-few-long", (T((20_001, 8)),), {"dim": 0}),
     ]
 
 
@@ -127,5 +137,5 @@ def benchmark_cases():
            for s in ((4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576), (131072, 256))]
     halves = [BenchCase(s, dtype=d, attrs={"dim": -1}) for s in ((8192, 8192), (131072, 256))
               for d in (torch.float16, torch.bfloat16)]
-    # down columns (dim 0 of a row-major matrix): tilelang's column kernel
-    return f32 + halves + [BenchCase((8192, 8192), attrs={"dim": 0})]
+    # down columns (dim 0 of a row-major matrix): tilelang's column kernel, nvidia's column tiles
+    return f32 + halves + [BenchCase((8192, 8192), dtype=d, attrs={"dim": 0}) for d in (torch.float32, torch.float16)]

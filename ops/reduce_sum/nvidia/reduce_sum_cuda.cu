@@ -17,7 +17,8 @@
 //                           then a warp per row adds the partials (no atomics: the
 //                           result does not depend on scheduling)
 //   strided rows whose neighbours are adjacent (reducing a leading dim): a thread per
-//     output walks down its column, so each warp reads 32 adjacent elements per step;
+//     output (per 16-byte pack of outputs where aligned) walks down its column, so each warp
+//     reads 32 adjacent elements (packs) per step;
 //     the columns are split in row ranges when there are too few to fill the GPU. Sums
 //     of 64 terms in f32, carried and combined in f64: no less accurate than torch's
 //   anything else: a block per row, strided loads.
@@ -102,9 +103,12 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
     return {splits > 1 ? Strategy::SplitRow : Strategy::BlockPerRow, 1024, splits};
   }
   if (neighbours_adjacent(p)) {
-    // Enough (column, row range) threads for ~8 blocks of 256 per SM.
+    // Enough (columns, row range) threads for ~8 blocks of 256 per SM, a thread taking a
+    // 16-byte pack of columns where the layout allows (sum_columns).
+    const int pack = dtype == OPRT_DTYPE_F32 ? 4 : 8;
+    const int64_t threads = p.columns_pack(pack, false) ? p.rows / pack : p.rows;
     const int64_t want = int64_t{8} * 256 * sms;
-    const int64_t splits = std::clamp<int64_t>(want / std::max<int64_t>(p.rows, 1), 1,
+    const int64_t splits = std::clamp<int64_t>(want / std::max<int64_t>(threads, 1), 1,
                                                std::max<int64_t>(1, std::min<int64_t>(p.row_len / 64, 65535)));
     return {Strategy::Columns, 256, splits};
   }
@@ -200,30 +204,44 @@ __global__ void __launch_bounds__(1024) sum_block_per_piece(RowPlan p, int64_t s
   }
 }
 
-// A thread per (output, row range): adjacent threads read adjacent elements.
-template <class T>
+// A thread per (E adjacent outputs, row range): adjacent threads read adjacent elements,
+// E of them as one 16-byte pack where the layout allows (a warp then reads 512 contiguous
+// bytes per step: 8192x8192 f32 over dim 0 took 0.097 ms one element per thread, 0.80x torch).
+template <class T, int E>
 __global__ void sum_columns(RowPlan p, const T* __restrict__ x, T* __restrict__ y, float* __restrict__ partials) {
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= p.rows) return;
+  const int64_t first = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * E;
+  if (first >= p.rows) return;
   const int64_t splits = gridDim.y, piece = blockIdx.y;
   const int64_t piece_len = (p.row_len + splits - 1) / splits;
   const int64_t begin = piece * piece_len, end = std::min(p.row_len, begin + piece_len);
   int64_t in_off, out_off;
-  p.row_offsets(row, in_off, out_off);
+  p.row_offsets(first, in_off, out_off);
   const T* col = x + in_off;
   // Split accumulation: f32 over chunks of kColumnChunk terms, the chunk sums in f64. One
   // f32 accumulator down a whole column made a 100003-long column sum 7.6x less accurate
   // than torch's (its error grows with the terms it adds); an f64 add per 64 loads is free.
-  double total = 0.0;
+  double total[E] = {};
   for (int64_t chunk = begin; chunk < end; chunk += kColumnChunk) {
     const int64_t chunk_end = std::min(end, chunk + kColumnChunk);
-    float acc = 0.f;
+    float acc[E] = {};
 #pragma unroll 8
-    for (int64_t r = chunk; r < chunk_end; ++r) acc += to_float(col[r * p.in_row_stride]);
-    total += acc;
+    for (int64_t r = chunk; r < chunk_end; ++r) {
+      const Pack<T, E> v = load_pack<E>(col + r * p.in_row_stride);
+#pragma unroll
+      for (int e = 0; e < E; ++e) acc[e] += to_float(v.v[e]);
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) total[e] += acc[e];
   }
-  if (splits == 1) y[out_off] = from_float<T>(static_cast<float>(total));
-  else partials[piece * p.rows + row] = static_cast<float>(total);
+#pragma unroll
+  for (int e = 0; e < E; ++e) {
+    if (splits > 1) {
+      partials[piece * p.rows + first + e] = static_cast<float>(total[e]);
+    } else {
+      if (e > 0) p.row_offsets(first + e, in_off, out_off);  // the outputs need not be adjacent
+      y[out_off] = from_float<T>(static_cast<float>(total[e]));
+    }
+  }
 }
 
 // Adds the `splits` partial sums of each row: partials[row * row_step + k * split_step].
@@ -284,8 +302,12 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, float* partials, cudaS
       break;
     }
     case Strategy::Columns: {
-      const dim3 grid(static_cast<unsigned>((p.rows + threads - 1) / threads), static_cast<unsigned>(l.splits));
-      sum_columns<T><<<grid, threads, 0, s>>>(p, x, y, partials);
+      constexpr int E = kPack<T>;
+      const bool packed = p.columns_pack(E, false) && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+      const int64_t per_block = int64_t{threads} * (packed ? E : 1);
+      const dim3 grid(static_cast<unsigned>((p.rows + per_block - 1) / per_block), static_cast<unsigned>(l.splits));
+      if (packed) sum_columns<T, E><<<grid, threads, 0, s>>>(p, x, y, partials);
+      else sum_columns<T, 1><<<grid, threads, 0, s>>>(p, x, y, partials);
       if (l.splits > 1) sum_partials<T><<<grid_for(p.rows, 256, 64), 256, 0, s>>>(p, l.splits, 1, p.rows, partials, y);
       break;
     }

@@ -38,8 +38,9 @@
 //     (no global memory, no co-resident grid), then each writes its piece. The default for
 //     rows of 2^20 elements and more (kClusterAutoMinRow); OPRT_SOFTMAX_CONFIG's cluster and
 //     cluster_kib keys take it too, with that cluster size and shared memory per block.
-//   strided rows whose neighbours are adjacent (a leading dim): a thread per row, online
-//     pass then write, each warp reading 32 adjacent elements per step
+//   strided rows whose neighbours are adjacent (a leading dim): Columns (softmax_columns.cuh),
+//     a block per tile of adjacent columns, the walk down them split over its warps, 16-byte
+//     packs of neighbouring columns where aligned; an online pass, then one that writes
 //   anything else: a block per row, three strided passes.
 #include <algorithm>
 #include <atomic>
@@ -58,6 +59,7 @@
 #include "cuda_launch.cuh"
 #include "row_groups.cuh"
 #include "softmax_bulk.cuh"
+#include "softmax_columns.cuh"
 #include "softmax_descriptor.h"
 #include "vector_io.cuh"
 
@@ -452,7 +454,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
                                                std::max<int64_t>(1, p.row_len / kMinSplitElements));
     return {splits > 1 ? Strategy::SplitOnline : Strategy::BlockOnline, 1024, splits};
   }
-  if (neighbours_adjacent(p)) return {Strategy::Columns, 128, 1};
+  if (neighbours_adjacent(p)) return {Strategy::Columns, 0, 1};  // the block shape: launch_column_tiles
   return {Strategy::Strided, 256, 1};
 }
 
@@ -1145,21 +1147,6 @@ __global__ void __launch_bounds__(kClusterThreads, 2) softmax_cluster(RowPlan p,
 #endif
 }
 
-// A thread per row, rows adjacent in memory: coalesced walks down the columns.
-template <class T>
-__global__ void softmax_columns(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; row < p.rows; row += step) {
-    int64_t in_off, out_off;
-    p.row_offsets(row, in_off, out_off);
-    MaxSum acc = OnlineSoftmax::identity();
-    for (int64_t r = 0; r < p.row_len; ++r) OnlineSoftmax::add(acc, to_float(x[in_off + r * p.in_row_stride]));
-    const float inv = 1.f / acc.sum;
-    for (int64_t r = 0; r < p.row_len; ++r)
-      y[out_off + r * p.out_row_stride] = from_float<T>(__expf(to_float(x[in_off + r * p.in_row_stride]) - acc.max) * inv);
-  }
-}
-
 // First version, for rows that are neither contiguous nor adjacent: three strided passes.
 template <class T>
 __global__ void softmax_strided_rows(RowPlan p, const T* __restrict__ x, T* __restrict__ y) {
@@ -1305,7 +1292,7 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, MaxSum* parts, cudaStr
       break;
     }
     case Strategy::Columns:
-      softmax_columns<T><<<grid_for(p.rows, threads, 16), threads, 0, s>>>(p, x, y);
+      launch_column_tiles<T>(p, x, y, s);
       break;
     case Strategy::Strided:
       softmax_strided_rows<T><<<grid_for(p.rows, 1, 8), threads, 0, s>>>(p, x, y);

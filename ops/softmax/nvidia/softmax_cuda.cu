@@ -454,7 +454,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
                                                std::max<int64_t>(1, p.row_len / kMinSplitElements));
     return {splits > 1 ? Strategy::SplitOnline : Strategy::BlockOnline, 1024, splits};
   }
-  if (neighbours_adjacent(p)) return {Strategy::Columns, 0, 1};  // the block shape: launch_column_tiles
+  if (neighbours_adjacent(p)) return {Strategy::Columns, 1024, 1};  // at most: launch_column_tiles picks the warps
   return {Strategy::Strided, 256, 1};
 }
 

@@ -25,7 +25,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DTYPES = ("float32", "float16", "bfloat16")
 ERROR_LINE = re.compile(r"\): error|fatal|^\w*Error:")  # nvcc's and TVM's, not the source's error_buf
-LONG_SUMS = [(100_003, 5), (100_003, 8), (1_000_003, 3), (1 << 20, 1)]  # tests/ops/test_reduce_sum.py, f32, dim 0
 
 
 def _attrs(op: str, attrs: dict) -> tuple:
@@ -52,7 +51,7 @@ def kernels_for(op: str) -> set[tuple]:
     for bench in cases.benchmark_cases():
         calls.append((torch.empty(bench.shape, dtype=bench.dtype), bench.attrs, dtype_names[bench.dtype]))
     if op == "reduce_sum":
-        calls += [(torch.empty(shape), {"dim": 0}, "float32") for shape in LONG_SUMS]
+        calls += [(torch.empty(shape), {"dim": 0}, "float32") for shape in cases.LONG_SUMS]
     if op == "softmax":  # tests/ops/test_tilelang_layouts.py: dims that do not merge (rank 8)
         calls.append((torch.empty(2, 3, 4, 5, 3).permute(4, 2, 0, 3, 1), {"dim": 2}, "float32"))
     found = set()

@@ -5,14 +5,12 @@ import pytest
 import torch
 
 import operator_runtime as ort
+from cases.reduce_sum import LONG_SUMS
 from op_suite import define_tests
 
 test_matches_torch, test_out_variant, test_prepared, test_bad_input = define_tests("reduce_sum")
 
-# Long sums down a leading dim (and one long column that is a contiguous row): where a
-# kernel's accumulation order decides how far the f32 result drifts from the exact sum. 100003x8:
-# columns a thread reads as 16-byte packs (nvidia), each column its own accumulator.
-LONG_SUMS = [(100_003, 5), (100_003, 8), (1_000_003, 3), (1 << 20, 1)]
+
 # A lucky torch must not make the bound impossible: allow a few eps of the larger of the sum (its
 # final rounding to float32) and the column's 2-norm (the scale a good pairwise or chunked float32
 # sum errs by: a zero-mean column's sum can land near 0 by chance, and its ulp then says nothing

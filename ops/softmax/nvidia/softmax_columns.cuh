@@ -6,11 +6,11 @@
 // A block takes a tile of adjacent columns and splits the walk down them over its threads:
 //   - a thread holds E neighbouring columns as one 16-byte pack (E = 4 for f32, 8 for 16-bit)
 //     where the layout allows (RowPlan::columns_pack, bases 16-byte aligned), else E = 1;
-//   - kLanes threads side by side cover one 128-byte line of a step (8 packs, or 32 single
-//     elements), so a warp reads 32 / kLanes steps of the tile at once, and the block's W
-//     warps W * 32 / kLanes steps (the "slots");
+//   - column_lanes<E>() threads side by side cover one 128-byte line of a step (8 packs, or 32
+//     single elements), so a warp reads 32 / lanes steps of the tile at once, and the block's W
+//     warps W * 32 / lanes steps (the "slots");
 //   - each thread keeps an online (max, sum) per column over the steps of its slot, with
-//     kUnroll loads issued before any is used; the slots' partials meet by shuffles in the
+//     column_unroll<E>() loads issued before any is used; the slots' partials meet by shuffles in the
 //     warp, then through shared memory across warps;
 //   - a second walk writes exp(x - max) / sum, bottom up: the last steps read are the likeliest
 //     to be still in L2.

@@ -59,8 +59,10 @@ RUNTIME = HERE / "runtime.cpp"
 # (NaN and inf must behave as on the GPU); -fno-strict-aliasing: kernels cast to float4 and back.
 # -fvisibility=hidden and -fno-gnu-unique: two students' libraries (or two versions of one) in one
 # process must not share their __shared__ statics, which g++ would make process-wide unique symbols.
+# -fno-jump-tables: a switch then makes no indirect jump, so that the student's object holds none
+# (host_problems refuses calls and jumps through computed addresses in it).
 STUDENT_FLAGS = ["-std=c++17", "-O1", "-g", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno", "-fsanitize=thread",
-                 "-fvisibility=hidden", "-fno-gnu-unique",
+                 "-fvisibility=hidden", "-fno-gnu-unique", "-fno-jump-tables",
                  "--param", "tsan-instrument-func-entry-exit=0", "-w"]
 RUNTIME_FLAGS = ["-std=c++17", "-O2", "-g", "-fPIC", "-w"]
 LINK_FLAGS = ["-shared", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-lm", "-ldl", "-lpthread"]
@@ -78,7 +80,8 @@ CPU_ALLOWED = re.compile(
 # Lab names of the pointers each launcher passes, in order (the output last)
 POINTERS = {op: r.cuda.pointers for op, r in OPERATORS.items()}
 CHEVRONS = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
-PREAMBLE = '#include "cuda_on_cpu.h"\n'
+# <...>, not "...": a quoted name is looked for next to the unit first (the cache folder) before -I
+PREAMBLE = '#include <cuda_on_cpu.h>\n'
 
 
 class NoCompiler(cuda_build.NoCompiler):
@@ -151,15 +154,19 @@ def runtime_object() -> Path:
                                               "our runtime"))
 
 
-def build_library(op: str, student_source: str, own_launch: bool = False) -> tuple[Path, Path]:
-    """(the loadable library, the student's object file): built with g++, cached by source hash."""
-    found = cuda_build.FORBIDDEN_SOURCE.search(student_source)
-    if found:
-        cuda_build._write(op, student_source)  # raises the same words as the GPU build
+def build_library(op: str, student_source: str, own_launch: bool = False,
+                  check: bool = False) -> tuple[Path, Path]:
+    """(the loadable library, the student's object file): built with g++, cached by source hash.
+    ``check``: cuda_build.check_source first, on the text and on this build's preprocessing (build()
+    does; the grader's runner checks through cuda_build.compile_check, which it calls first)."""
     text = full_source(op, student_source, own_launch)
     cuda_build.CACHE.mkdir(parents=True, exist_ok=True)
     stem = cuda_build.CACHE / f"{op}-{hashlib.sha256((text + _runtime_hash()).encode()).hexdigest()[:16]}.cpu"
-    src = _atomic(stem.with_suffix(".cpu.cc"), lambda tmp: tmp.write_text(text))
+
+    def unit() -> Path:
+        return _atomic(stem.with_suffix(".cpu.cc"), lambda tmp: tmp.write_text(text))
+
+    src = cuda_build.checked_unit(student_source, unit, ("cpu",)) if check else unit()
     obj = _atomic(stem.with_suffix(".cpu.o"), lambda tmp: _compile(
         [*STUDENT_FLAGS, "-I", str(INCLUDE), "-x", "c++", "-c", str(src), "-o", str(tmp)], "g++"))
     runtime = runtime_object()
@@ -169,12 +176,15 @@ def build_library(op: str, student_source: str, own_launch: bool = False) -> tup
 
 
 def host_problems(obj: Path) -> list[str]:
-    """cuda_build.host_problems for the student's object of the CPU build."""
-    return cuda_build.host_problems(obj, extra_allowed=CPU_ALLOWED)
+    """cuda_build.host_problems for the student's object of the CPU build: its imports, no code run
+    at load beyond GCC's ThreadSanitizer constructor (cuda_build.TOOLCHAIN_STARTUP), and no call or
+    jump through a computed address (the kernel runs here as host code)."""
+    return cuda_build.host_problems(obj, extra_allowed=CPU_ALLOWED, indirect=False)
 
 
 def build(op: str, student_source: str, own_launch: bool = False) -> "CpuLab":
-    lib, _ = build_library(op, student_source, own_launch)
+    """Check the source (cuda_build.check_source), build it and load it."""
+    lib, _ = build_library(op, student_source, own_launch, check=True)
     return CpuLab(op, lib)
 
 

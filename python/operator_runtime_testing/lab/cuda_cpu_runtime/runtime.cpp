@@ -23,6 +23,8 @@
 // collective between the accesses.
 #include "cuda_on_cpu.h"
 
+#undef __CUDACC__  // nvcc's, for the kernel's view only (the C++ headers below test it)
+#undef __NVCC__
 #undef printf
 #undef threadIdx
 #undef blockIdx
@@ -100,6 +102,7 @@ struct Runtime {
   long long race_count = 0, wild_count = 0;
   int last_error = 0;
   long long clock = 0;
+  unsigned long long clock_state = 0x9E3779B97F4A7C15ull;  // clock_counter's step generator
 };
 Runtime* rt = nullptr;
 
@@ -578,7 +581,14 @@ int kernel_printf(const char* format, ...) {
   return n;
 }
 
-long long clock_counter() { return ++R().clock; }
+// Advances like a GPU's cycle counter between two reads (tens of cycles, never the same step): a
+// kernel that stores only when two back-to-back clock64() reads differ by exactly 1 told the
+// emulator from a GPU (red team, 2026-12-04).
+long long clock_counter() {
+  Runtime& r = R();
+  r.clock_state = r.clock_state * 6364136223846793005ull + 1442695040888963407ull;
+  return r.clock += 24 + (long long)(r.clock_state >> 59);
+}
 
 int last_error(bool reset) {
   Runtime& r = R();

@@ -22,10 +22,15 @@
 #include <cstring>
 #include <type_traits>
 
+// The macros a kernel sees are nvcc's device pass's (sm_90), and no others of ours: a kernel must
+// not be able to tell this build from a GPU's (cuda_build.check_source lets #if test only these,
+// PARITY_MACROS, and the student's own; tests/test_cuda_source_check.py compares them with nvcc -E -dM).
 #ifndef __CUDA_ARCH__
 #define __CUDA_ARCH__ 900  // the kernel's device path is the one that runs here
 #endif
-#define __CUDA_ON_CPU__ 1
+#define __CUDA_ARCH_LIST__ 900
+#define __CUDACC__ 1
+#define __NVCC__ 1
 
 #define __global__
 #define __device__

@@ -48,6 +48,7 @@ NOT_TABLES = {
     "tests/test_lesson_figures.py": "the step charts and diagrams of particular chapters",
     "tests/ops/test_tilelang_layouts.py": "which tilelang kernel particular layouts of some ops pick",
     "scripts/gpu_labs_round.sh": "one GPU round over the lab notebooks, split in two processes by name",
+    "tests/test_timing_harness.py": "the timing harness's verification, on honest kernels of a few ops",
 }
 # Not code: prose, data, the labs' notebooks and fixtures, each operator's own folder, this record.
 SKIP_PREFIXES = ("data/", "book/", "labs/", "tests/labs/", "ops/", "python/operator_runtime_testing/operators/",

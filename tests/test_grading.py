@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +25,7 @@ import torch
 pytest.importorskip("tilelang", reason="the labs' TileLang parts need tilelang (requirements.txt)")
 
 from labs.submissions import expected, malformed_class, write_class  # noqa: E402
-from operator_runtime_testing.lab import gradebook  # noqa: E402
+from operator_runtime_testing.lab import cgroups, gradebook  # noqa: E402
 from operator_runtime_testing.lab.gradebook import Row  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,6 +35,11 @@ UID = 61000
 JOBS = max(2, min(8, (os.cpu_count() or 2) // 2))  # 2 on CI; 8 on the GPU machine's 16 cores
 GPU = torch.cuda.is_available()  # a CPU grader runs CUDA checks on the CPU; only timings stay pending
 GRADE = [sys.executable, "-m", "operator_runtime_testing.lab.grade"]
+# cgroups and tmpfs work dirs need root and writable cgroups; where this machine has neither the
+# grader refuses unless told --per-process-limits (and test_limits_hold_per_submission skips)
+NO_CGROUPS = cgroups.available() or cgroups.workdir_available()
+LIMITS = ["--per-process-limits"] if NO_CGROUPS else []
+GRADER_RSS_BOUND = 3 << 30  # the grader's own peak while the class (memory hogs included) is graded
 
 
 def _needs_sandbox():
@@ -79,7 +86,7 @@ def graded(tmp_path_factory):
     roster.write_text("student\n" + "\n".join([*specs, *malformed, "absent"]) + "\n")
     result = subprocess.run([*GRADE, str(tmp / "class"), "--labs", str(LABS), "--lab", "01_copy", "-o", str(out),
                              "--jobs", str(JOBS), "--timeout", "60", "--roster", str(roster),
-                             "--sandbox-uid", str(UID)], capture_output=True, text=True, cwd=tmp, timeout=3000)
+                             "--sandbox-uid", str(UID), *LIMITS], capture_output=True, text=True, cwd=tmp, timeout=3000)
     book = (out / "gradebook.csv").read_bytes() if result.returncode == 0 else b""
     time.sleep(3)  # a detached daemon would strike now, after the grader has gone
     after = {"labs": tree_hash(LABS), "package": tree_hash(PACKAGE), "class": tree_hash(tmp / "class"),
@@ -129,6 +136,29 @@ def test_malformed_inputs_each_get_a_row_with_the_reason(graded):
     assert "secret" not in (graded["out"] / "gradebook.csv").read_text()
 
 
+def test_no_gradebook_cell_is_a_formula(graded):
+    with open(graded["out"] / "gradebook.csv", newline="") as f:
+        cells = [cell for row in csv.reader(f) for cell in row]
+    assert not [c for c in cells if c.startswith(gradebook.FORMULA_STARTS)], "a cell a spreadsheet would run"
+    assert any(c.startswith("'=HYPERLINK") for c in cells), "the planted formula should be there, as text"
+
+
+def test_limits_hold_per_submission(graded):
+    """The disk filler got no further than its tmpfs allows; the forked children did not hold
+    more than the submission's memory; the grader itself stayed small."""
+    manifest = json.loads((graded["out"] / "manifest.json").read_text())
+    if NO_CGROUPS:
+        assert manifest["limits"]["cgroup"] is None
+        pytest.skip(f"graded with --per-process-limits: {NO_CGROUPS}")
+    assert manifest["limits"]["cgroup"] and manifest["limits"]["workdir"], manifest["limits"]
+    executed = (graded["out"] / "logs" / "disk_filler" / "01_copy" / "executed.ipynb").read_text()
+    found = re.search(r"DISK_FILLER wrote (\d+) bytes and (\d+) empty files", executed)
+    assert found, "the disk filler's report is missing from its executed notebook"
+    assert int(found[1]) <= manifest["limits"]["workdir"]["tmpfs_bytes"]
+    assert int(found[2]) <= manifest["limits"]["workdir"]["inodes"]
+    assert manifest["grader_peak_rss_bytes"] < GRADER_RSS_BOUND, manifest["grader_peak_rss_bytes"]
+
+
 def test_a_missing_student_on_the_roster_gets_zero(graded):
     book = rows(graded)
     assert book[("absent", "copy-tilelang")]["status"] == "failed"
@@ -164,7 +194,7 @@ def test_regrading_one_student_merges(graded, tmp_path):
     one = tmp_path / "one"
     shutil.copytree(graded["tmp"] / "class" / "solved", one / "solved")
     result = subprocess.run([*GRADE, str(one), "--labs", str(LABS), "--lab", "01_copy", "-o", str(out),
-                             "--jobs", "1", "--timeout", "60", "--sandbox-uid", str(UID)],
+                             "--jobs", "1", "--timeout", "60", "--sandbox-uid", str(UID), *LIMITS],
                             capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     before, after = rows(graded), rows({"out": out})
@@ -173,16 +203,32 @@ def test_regrading_one_student_merges(graded, tmp_path):
     assert after[("solved", "copy-tilelang")]["status"] == "passed"
 
 
-def test_merge_fills_pending_and_keeps_real_results():
-    def row(check, status, points):
-        return Row("ann", "01_copy", check, status, points, 3.0, status)
+def test_merge_reuses_a_result_only_for_the_same_answers():
+    def row(check, status, points, answers="a1", on="cpu"):
+        return Row("ann", "01_copy", check, status, points, 3.0, status, answers, on)
 
     cpu = [row("copy-tilelang", "passed", 3.0), row("copy-cuda", "pending", 0.0)]
-    gpu = [row("copy-tilelang", "passed", 3.0), row("copy-cuda", "failed", 0.0)]
+    gpu = [row("copy-tilelang", "passed", 3.0, on="cuda"), row("copy-cuda", "failed", 0.0, on="cuda")]
     assert gradebook.merge(cpu, gpu) == gpu, "a GPU pass fills what was pending"
     assert gradebook.merge(gpu, cpu)[1].status == "failed", "a CPU pass keeps the GPU's real result"
+    assert gradebook.merge(gpu, cpu)[0].graded_on == "cuda", "a GPU verdict outranks a CPU one for the same answers"
+    other_answers = [row("copy-tilelang", "passed", 3.0, "b2"), row("copy-cuda", "pending", 0.0, "b2")]
+    merged = gradebook.merge([row("copy-cuda", "passed", 3.0, on="cuda")], other_answers)
+    assert merged[1].status == "pending", "a result is never reused for other answers"
+    old_format = [Row("ann", "01_copy", "copy-cuda", "passed", 3.0, 3.0, "old")]  # no answers hash
+    assert gradebook.merge(old_format, cpu)[1].status == "pending"
     other = [Row("bob", "01_copy", "copy-tilelang", "passed", 3.0, 3.0, "")]
     assert len(gradebook.merge(other, cpu)) == 3, "a regrade of ann keeps bob"
+
+
+def test_gradebook_cells_are_never_formulas(tmp_path):
+    rows = [Row("ann", "01_copy", "copy-cuda", "failed", 0.0, 3.0, reason)
+            for reason in ('=HYPERLINK("http://x")', "+1", "-2+3", "@SUM(A1)", "\tx", "plain")]
+    gradebook.write(tmp_path, rows, ["01_copy"])
+    with open(tmp_path / "gradebook.csv", newline="") as f:
+        reasons = [r["reason"] for r in csv.DictReader(f)]
+    assert all(r.startswith("'") for r in reasons[:-1]) and "plain" in reasons, reasons
+    assert gradebook.read_rows(tmp_path / "gradebook.csv")[0].points == 0.0
 
 
 def test_the_grader_refuses_without_a_sandbox(tmp_path):
@@ -219,3 +265,18 @@ def test_help_answers_without_torch():
             "except SystemExit:\n    pass\nprint('torch' in sys.modules)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip().endswith("False"), result.stdout[-500:] + result.stderr[-500:]
+
+
+def test_cpu_verdicts_can_wait_for_a_gpu():
+    """course.toml's grading.cpu_verdicts = "pending": a CUDA kernel judged on the CPU emulator keeps
+    its result in the reason and its points pending until a GPU pass."""
+    from operator_runtime_testing.lab.assemble import CheckSpec
+    from operator_runtime_testing.lab.score import Job, verdict
+
+    spec = next(s for s in __import__("operator_runtime_testing.lab.assemble", fromlist=["x"]).check_specs(
+        __import__("nbformat").read(str(LABS / "01_copy.ipynb"), as_version=4), "01_copy.ipynb") if s.id == "copy-cuda")
+    assert isinstance(spec, CheckSpec)
+    job = Job(spec, "cuda-cpu", {}, [], result={"error": "copy (CUDA) is wrong for shape (7,)"})
+    counted = verdict(spec, job, None, "ann", "01_copy", "count")
+    waiting = verdict(spec, job, None, "ann", "01_copy", "pending")
+    assert counted.status == "failed" and waiting.status == "pending" and "wrong for shape" in waiting.reason

@@ -1,7 +1,8 @@
 """Classes of lab-1 submissions for the grading tests, built from files:
 
-tests/labs/control/<student>.py and tests/labs/hostile/<student>.py each hold one student's
-answer, with a header of comment lines:
+tests/labs/control/<student>.py, tests/labs/hostile/<student>.py and tests/labs/performance/
+<student>.py (the timing's cheats and honest answers: tests/test_grading_performance.py) each hold
+one student's answer, with a header of comment lines:
 
     # what: one line on what this submission does or tries
     # answer: copy-tilelang            (the answer cell the body replaces; default copy-tilelang)
@@ -66,7 +67,7 @@ def student_notebook(instructor, spec: dict):
 
 
 def write_class(instructor_path: Path, folder: Path, kind: str) -> dict[str, dict]:
-    """One folder per answer file of ``kind`` (control | hostile); returns student -> spec."""
+    """One folder per answer file of ``kind`` (control | hostile | performance); returns student -> spec."""
     instructor = read(instructor_path)
     specs = {}
     for path in sorted((HERE / kind).glob("*.py")):
@@ -129,6 +130,9 @@ def malformed_class(instructor_path: Path, folder: Path, secret: Path) -> dict[s
     (folder / "binary").mkdir()
     (folder / "binary" / name).write_bytes(bytes(range(256)) * 8)
     expect["binary"] = "malformed"
+    (folder / "hard_link").mkdir()
+    os.link(secret, folder / "hard_link" / name)  # another name for a file the student may not read
+    expect["hard_link"] = "hard links"
     return expect
 
 

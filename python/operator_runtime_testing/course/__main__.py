@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "grade":
         grade = [sys.executable, "-m", "operator_runtime_testing.lab.grade", str(course.submissions),
                  "--labs", str(course.labs), "-o", str(course.grades), "--roster", str(course.roster),
-                 *grader_args]
+                 "--cpu-verdicts", course.cpu_verdicts, *grader_args]
         code = subprocess.run(grade, cwd=course.root).returncode
         if code:
             return code

@@ -3,8 +3,9 @@ submissions/<student>/, with submissions/<student>/collected.json saying when ea
 saved (its mtime, also kept on the copy). Each run is a fresh snapshot.
 
 Read as root from homes students control, so only what is theirs is taken: the folder and each
-notebook must be owned by the student and not links (a link to a classmate's notebook is
-skipped, with the reason in collected.json), each read with lab.collect.read_regular."""
+notebook must be owned by the student and not links (a link to a classmate's notebook, or a hard
+link to any file, is skipped, with the reason in collected.json), each read with
+lab.collect.read_regular, which checks the opened file itself."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def collect_student(course: Course, name: str) -> dict:
             why = _owned(path, user.pw_uid, stat.S_ISREG)
             if why is None:
                 try:
-                    data = read_regular(path)
+                    data = read_regular(path, owner=user.pw_uid)
                 except (OSError, ValueError) as e:
                     why = str(e)
             if why:

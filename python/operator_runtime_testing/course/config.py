@@ -34,6 +34,7 @@ class Course:
     late_rule: str = "flag"     # flag | deduct
     late_per_day: float = 0.1   # deduct: fraction of the lab's earned points per started day
     late_max: float = 1.0       # deduct: at most this fraction
+    cpu_verdicts: str = "count"  # count | pending: CUDA checks judged on the CPU emulator before a GPU pass
 
     @property
     def passwords(self) -> Path:
@@ -57,6 +58,9 @@ def load(path: Path) -> Course:
             if when.tzinfo is None:
                 raise ValueError(f"{path}: labs.{lab}.due {when} has no time zone (write e.g. +00:00)")
             due[lab] = when
+    cpu_verdicts = data.get("grading", {}).get("cpu_verdicts", "count")
+    if cpu_verdicts not in ("count", "pending"):
+        raise ValueError(f"{path}: grading.cpu_verdicts must be 'count' or 'pending', not {cpu_verdicts!r}")
     rule = late.get("rule", "flag")
     if rule not in ("flag", "deduct"):
         raise ValueError(f"{path}: late.rule must be 'flag' or 'deduct', not {rule!r}")
@@ -71,4 +75,4 @@ def load(path: Path) -> Course:
         site_port=int(hub.get("site_port", 8082)), idle_timeout=int(hub.get("idle_timeout", 3600)),
         memory_gb=int(hub.get("memory_gb", 8)), processes=int(hub.get("processes", 512)),
         students_per_gpu=int(hub.get("students_per_gpu", 8)), due=due, late_rule=rule,
-        late_per_day=float(late.get("per_day", 0.1)), late_max=float(late.get("max", 1.0)))
+        late_per_day=float(late.get("per_day", 0.1)), late_max=float(late.get("max", 1.0)), cpu_verdicts=cpu_verdicts)

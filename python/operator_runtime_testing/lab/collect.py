@@ -30,13 +30,20 @@ class Submission:
     answers: dict[str, str] = field(default_factory=dict)
 
 
-def read_regular(path: Path, limit: int = MAX_NOTEBOOK) -> bytes:
-    """The file's bytes; refuses links, FIFOs, devices and files over ``limit`` without blocking."""
+def read_regular(path: Path, limit: int = MAX_NOTEBOOK, owner: int | None = None, hard_links: bool = False) -> bytes:
+    """The file's bytes; refuses links, FIFOs, devices and files over ``limit`` without blocking,
+    and (unless ``hard_links``) a file with more than one name: a hard link to the instructor's
+    notebook or a root-only file is not a submission. ``owner``: the uid the file must belong to.
+    Every check is of the opened file (fstat), so a rename in between changes nothing."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("not a regular file")
+        if info.st_nlink != 1 and not hard_links:
+            raise ValueError(f"a file with {info.st_nlink} hard links (a submission must be a file of its own)")
+        if owner is not None and info.st_uid != owner:
+            raise ValueError("not owned by the student")
         if info.st_size > limit:
             raise ValueError(f"{info.st_size} bytes; the limit is {limit}")
         data = os.read(fd, limit + 1)
@@ -183,7 +190,7 @@ def _safe_name(name: str) -> str:
 def read_roster(path: Path) -> list[str]:
     """One student per line (a CSV's first column; a header 'student' is skipped)."""
     names = []
-    for line in read_regular(path, 1 << 20).decode("utf-8").splitlines():
+    for line in read_regular(path, 1 << 20, hard_links=True).decode("utf-8").splitlines():
         name = line.split(",")[0].strip()
         if name and name.lower() != "student" and not name.startswith("#"):
             if not STUDENT_NAME.match(name):

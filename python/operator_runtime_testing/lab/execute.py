@@ -74,6 +74,9 @@ def first_error(report: dict) -> str | None:
     cells = report.get("cells") if isinstance(report.get("cells"), list) else []
     for i, state in enumerate(cells):
         if isinstance(state, str) and state not in ("ok", "not run"):
-            return f"code cell {i}: {state}"
+            return f"code cell {i}: {state[:MAX_STATE]}"
     stopped = report.get("stopped")
-    return stopped if isinstance(stopped, str) else None
+    return stopped[:MAX_STATE] if isinstance(stopped, str) else None
+
+
+MAX_STATE = 2000  # characters of a cell's state quoted in a reason: report.json is the sandbox's to write

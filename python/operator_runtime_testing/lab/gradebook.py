@@ -1,12 +1,17 @@
 """Grading stage 5, record: the gradebook and what students and the LMS get from it.
 
-OUT/gradebook.csv   student, lab, check, status, points, max, reason: one row per check
-                    (status passed | failed | pending | note). Regrading merges: rows of the
-                    (student, lab) pairs graded now replace the old ones, except that a check
-                    pending here (needs a GPU) keeps an earlier pass's real result.
+OUT/gradebook.csv   student, lab, check, status, points, max, reason, answers, graded_on: one row
+                    per check (status passed | failed | pending | note; answers: the hash of
+                    the answer cells judged; graded_on: cpu | cuda, where the verdict came from).
+                    Regrading merges: rows of the (student, lab) pairs graded now replace the old
+                    ones, except that an earlier real result for the same answers is kept where
+                    this pass has none (pending: needs a GPU) or has a lesser one (a CPU verdict
+                    after a GPU's). Different answers never inherit a result.
 OUT/totals.csv      one row per student: points per lab, total, max, pending (for an LMS)
 OUT/feedback/<student>.md   every reason in full
-Files are written whole to a temp name and renamed, so a reader never sees half a gradebook."""
+Files are written whole to a temp name and renamed, so a reader never sees half a gradebook.
+Text cells that a spreadsheet would read as a formula (a student's error text starting with `=`)
+are written with a leading `'`."""
 
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ class Row:
     points: float
     max: float
     reason: str
+    answers: str = ""  # grade.answers_hash of the answer cells this row judged
+    graded_on: str = ""  # cpu | cuda: the machine whose run gave this verdict
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -38,23 +45,40 @@ class Row:
 COLUMNS = [f.name for f in fields(Row)]
 
 
+MAX_REASON = 20_000  # characters of a reason in the gradebook (the feedback and logs keep the rest)
+
+
 def read_rows(path: Path) -> list[Row]:
     if not path.exists():
         return []
-    with open(path, newline="") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames != COLUMNS:
-            raise ValueError(f"{path} is not a gradebook of this grader (columns {reader.fieldnames})")
-        return [Row(r["student"], r["lab"], r["check"], r["status"], float(r["points"]), float(r["max"]), r["reason"])
-                for r in reader]
+    csv.field_size_limit(max(csv.field_size_limit(), 4 * MAX_REASON))
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames not in (COLUMNS, COLUMNS[:7]):  # [:7]: a gradebook from before answers/graded_on
+                raise ValueError(f"{path} is not a gradebook of this grader (columns {reader.fieldnames})")
+            return [Row(r["student"], r["lab"], r["check"], r["status"], float(r["points"]), float(r["max"]),
+                        r["reason"], r.get("answers", ""), r.get("graded_on", "")) for r in reader]
+    except (csv.Error, KeyError, TypeError) as e:
+        raise ValueError(f"{path} cannot be read as a gradebook ({e}): move it aside to grade afresh") from None
 
 
 def merge(old: list[Row], new: list[Row]) -> list[Row]:
     regraded = {(r.student, r.lab) for r in new}
-    earlier = {r.key: r for r in old if r.status != PENDING and r.status != "note"}
+    earlier = {r.key: r for r in old if r.status not in (PENDING, "note") and r.answers}
     kept = [r for r in old if (r.student, r.lab) not in regraded]
-    merged = [earlier.get(r.key, r) if r.status == PENDING else r for r in new]
+    merged = [_better(earlier.get(r.key), r) for r in new]
     return sorted(kept + merged, key=lambda r: (r.student, r.lab))
+
+
+def _better(old: Row | None, new: Row) -> Row:
+    """An earlier real result for the same answers outranks a pending one, and a GPU's verdict a
+    CPU's; anything else (other answers, a GPU pass after a CPU one) takes the new row."""
+    if old is None or old.answers != new.answers or new.status == "note":
+        return new
+    if new.status == PENDING or (old.graded_on == "cuda" and new.graded_on == "cpu"):
+        return old
+    return new
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -77,8 +101,20 @@ def _csv(header: list[str], rows: list[list]) -> str:
     return buf.getvalue()
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutral(value):
+    """A text cell no spreadsheet runs: a leading ' before what would start a formula (OWASP's
+    CSV-injection advice); numbers stay numbers."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def write(out: Path, rows: list[Row], labs: list[str]) -> None:
-    atomic_write(out / "gradebook.csv", _csv(COLUMNS, [list(asdict(r).values()) for r in rows]))
+    for r in rows:  # one student's text must not make the next run's read_rows fail (or a 2 MB cell)
+        if len(r.reason) > MAX_REASON:
+            r.reason = r.reason[:MAX_REASON] + "\n[... cut]"
+    atomic_write(out / "gradebook.csv", _csv(COLUMNS, [[neutral(v) for v in asdict(r).values()] for r in rows]))
     students = sorted({r.student for r in rows})
     table = []
     for student in students:

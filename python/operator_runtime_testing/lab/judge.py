@@ -6,6 +6,7 @@ kernel runs in a sandbox and its guarded output comes back as data), so both say
 from __future__ import annotations
 
 import math
+import random
 import re
 from dataclasses import dataclass
 
@@ -43,12 +44,15 @@ class Case:
         return [guarded_input(t, device) for t in self.inputs]
 
 
-def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda") -> list[Case]:
+def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda", secret: bool = False) -> list[Case]:
     """Every lab input for ``op`` on ``device``'s dtypes (for kernels in ``lang``); fresh random
-    values unless seeded."""
-    gen = torch.Generator().manual_seed(torch.seed() if seed is None else seed)
+    values unless seeded. ``secret``: the grader's run adds the record's secret shapes, drawn from
+    ``seed`` (which a student never sees), to the public ones the notebook checks."""
+    seed = torch.seed() if seed is None else seed
+    gen = torch.Generator().manual_seed(seed)
     kinds = dtypes(op, device, lang)
-    shapes = _tma_shapes(SHAPES[op]) if (op, lang, device) == ("matmul", "tilelang", "cuda") else SHAPES[op]
+    shapes = list(SHAPES[op]) + (list(get(op).secret_shapes(random.Random(f"{seed}:{op}"))) if secret else [])
+    shapes = _tma_shapes(shapes) if (op, lang, device) == ("matmul", "tilelang", "cuda") else shapes
     cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in kinds for shape in shapes]
     for dtype in kinds:
         special = special_inputs(op, dtype, gen)

@@ -5,15 +5,17 @@ which alone holds the references and compares.
     python -m operator_runtime_testing.lab.runner     (in a work dir holding jobs.json)
 
 jobs.json: {"device": "cpu"|"cuda", "jobs": [{"dir", "kind", "op"}, ...]}, kinds:
-  tilelang      <dir>/<dtype>.json programs, run on <dir>/inputs.pt -> <dir>/outputs.pt
-  cuda          <dir>/source.cu built for this GPU, run on <dir>/inputs.pt -> <dir>/outputs.pt
+  tilelang      <dir>/<dtype>.json programs, run on <dir>/inputs.pt -> <dir>/out<i>.bin
+  cuda          <dir>/source.cu built for this GPU, run on <dir>/inputs.pt -> <dir>/out<i>.bin
   cuda-compile  <dir>/source.cu compiled for sm_90 only (no GPU here)
   cuda-cpu      <dir>/source.cu compiled for sm_90, then built for the CPU (cuda_cpu.py) and run
-                on <dir>/inputs.pt -> <dir>/outputs.pt (no GPU here; faults fail the job)
-  performance   <dir>/source.cu built and timed against torch
-Each job ends with <dir>/result.json ({"error": text or null, ...}). A job that kills the
-process leaves <dir>/started without a result; the grader then runs the rest again, in a
-fresh folder (so nothing a kernel wrote into a later job's folder survives).
+                on <dir>/inputs.pt -> <dir>/out<i>.bin (no GPU here; faults fail the job)
+  performance   <dir>/source.cu built and timed against torch (verified_timing.py, on inputs drawn
+                from jobs.json's seed)
+Each job ends with <dir>/result.json ({"error": text or null, ...}); out<i>.bin holds case
+i's guarded output buffer, raw (score.read_outputs). The grader starts one runner per job,
+each in a sandbox of its own (score.run_jobs): a kernel that crashes, or that runs code when it
+is loaded, touches its own job's files only.
 """
 
 from __future__ import annotations
@@ -27,26 +29,6 @@ import torch
 
 from .kernels import guarded, guarded_input
 
-# TVM calls that reach outside the kernel (C functions, packed functions, inline assembly):
-# a lab kernel has no use for them, and they could compute the answer some other way.
-FORBIDDEN_CALLS = ("extern", "packed", "llvm", "asm", "ffi", "rpc", "call_with")
-
-
-def check_program(program) -> None:
-    from tilelang import tvm
-
-    found = []
-
-    def visit(node):
-        if isinstance(node, tvm.tirx.Call) and isinstance(node.op, tvm.ir.Op):
-            if any(word in node.op.name for word in FORBIDDEN_CALLS):
-                found.append(node.op.name)
-
-    tvm.tirx.stmt_functor.post_order_visit(program.body, visit)
-    if found:
-        raise ValueError(f"the program calls {sorted(set(found))}: lab kernels may not call outside TileLang")
-
-
 def _load_inputs(folder: Path, device: str) -> list[tuple[torch.dtype, list[torch.Tensor]]]:
     cases = torch.load(folder / "inputs.pt", weights_only=True)
     return [(getattr(torch, c["dtype"]), [t.to(device) for t in c["inputs"]], tuple(c["out_shape"])) for c in cases]
@@ -54,11 +36,11 @@ def _load_inputs(folder: Path, device: str) -> list[tuple[torch.dtype, list[torc
 
 def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     from operator_runtime._internal.tilelang_backend import TL_DTYPES
-    from tilelang import tvm
 
     from .build_errors import captured_log, explain
     from .judge import launch_failed
-    from .kernels import compile_tilelang, run_tilelang as launch
+    from .kernels import run_tilelang as launch
+    from .program_check import MAX_PROGRAM_JSON, ProgramRefused, compile_checked, load_program
 
     kernels, outputs = {}, []
     for dtype, inputs, out_shape in _load_inputs(folder, device):
@@ -67,13 +49,17 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
             artifact = folder / f"{name}.json"
             if not artifact.is_file():
                 return {"error": f"no {name} program was exported"}
-            program = tvm.ir.load_json(artifact.read_text())
-            if not isinstance(program, tvm.tirx.PrimFunc):
-                return {"error": f"the {name} artifact is a {type(program).__name__}, not a T.prim_func"}
-            check_program(program)
+            if artifact.stat().st_size > MAX_PROGRAM_JSON:
+                return {"error": f"the {name} program is larger than {MAX_PROGRAM_JSON} bytes"}
+            try:  # allowlisted node by node before TVM builds a single object from it (program_check.py)
+                program = load_program(artifact.read_text(errors="replace"))
+            except ProgramRefused as e:
+                return {"error": str(e)}
             try:
                 with captured_log() as log:
-                    kernels[name] = compile_tilelang(program, device)
+                    kernels[name] = compile_checked(program, device)  # the generated source is scanned too
+            except ProgramRefused as e:
+                return {"error": str(e)}
             except Exception as e:  # noqa: BLE001 - the student's compile error, as the notebook says it
                 where = "the GPU" if device == "cuda" else "the CPU"
                 short, full = explain(e, who, f"compiling the {name} program for {where}", log.getvalue())
@@ -87,7 +73,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
             return {"error": launch_failed(who, shape, e)}
         outputs.append(buffer.cpu())
     _sync(device)
-    torch.save(outputs, folder / "outputs.pt")
+    _save_outputs(outputs, folder)
     return {"error": None}
 
 
@@ -99,7 +85,7 @@ def run_cuda_cpu(folder: Path, op: str, who: str) -> dict:
     source = (folder / "source.cu").read_text()
     try:
         objects = [cuda_build.compile_check(op, source)]
-        lib, student = cuda_cpu.build_library(op, source)
+        lib, student = cuda_cpu.build_library(op, source, check=True)  # its own g++ -E pass checked too
     except AssertionError as e:  # nvcc's message, or the CPU build's
         print(getattr(e, "full", ""), flush=True)
         return {"error": str(e)}
@@ -117,11 +103,11 @@ def run_cuda_cpu(folder: Path, op: str, who: str) -> dict:
         except AssertionError as e:
             return {"error": str(e)}
         outputs.append(buffer)
-    torch.save(outputs, folder / "outputs.pt")
+    _save_outputs(outputs, folder)
     return {"error": None}
 
 
-def run_cuda(folder: Path, op: str, kind: str) -> dict:
+def run_cuda(folder: Path, op: str, kind: str, seed: int = 0) -> dict:
     from . import cuda_build
 
     source = (folder / "source.cu").read_text()
@@ -140,17 +126,30 @@ def run_cuda(folder: Path, op: str, kind: str) -> dict:
 
     kernel = cuda_build.CudaLab(op, ctypes.CDLL(str(lib)))
     if kind == "performance":
+        from ..verified_timing import ImpossibleTiming
         from .checks import measure
 
-        ratio, summary = measure(op, kernel)
+        try:
+            ratio, summary = measure(op, kernel, seed)
+        except ImpossibleTiming as e:
+            return {"error": str(e), "flag": "impossible timing"}
+        except AssertionError as e:  # a timed call computed a wrong result
+            return {"error": str(e), "flag": "wrong result while timed"}
         return {"error": None, "ratio": ratio, "summary": summary}
     outputs = []
     for dtype, inputs, out_shape in _load_inputs(folder, "cuda"):
         buffer, out = guarded(out_shape, dtype, "cuda")
         kernel(*[guarded_input(t, "cuda") for t in inputs], out=out)
         outputs.append(buffer.cpu())
-    torch.save(outputs, folder / "outputs.pt")
+    _save_outputs(outputs, folder)
     return {"error": None}
+
+
+def _save_outputs(buffers: list[torch.Tensor], folder: Path) -> None:
+    """Each case's guarded output buffer as raw bytes, one file per case (score.read_outputs): the
+    grader knows their sizes before it reads a byte, so nothing here can inflate."""
+    for i, buffer in enumerate(buffers):
+        (folder / f"out{i}.bin").write_bytes(buffer.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
 
 
 def _sync(device: str) -> None:
@@ -162,14 +161,13 @@ def main() -> int:
     spec = json.loads(Path("jobs.json").read_text())
     for job in spec["jobs"]:
         folder = Path(job["dir"])
-        (folder / "started").write_text("")  # the grader runs each job once: nothing here is skipped
         try:
             if job["kind"] == "tilelang":
                 result = run_tilelang(folder, job["op"], spec["device"], str(job.get("who", job["op"])))
             elif job["kind"] == "cuda-cpu":
                 result = run_cuda_cpu(folder, job["op"], str(job.get("who", job["op"])))
             else:
-                result = run_cuda(folder, job["op"], job["kind"])
+                result = run_cuda(folder, job["op"], job["kind"], int(spec.get("seed", 0)))
         except Exception as e:  # noqa: BLE001 - a failing kernel fails its own check only
             result = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-3000:]}
         (folder / "result.json").write_text(json.dumps(result))

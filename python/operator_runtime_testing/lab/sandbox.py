@@ -8,8 +8,10 @@ What the sandboxed command sees and may do:
     venv, the operator_runtime packages, CUDA), with the protected folders (instructor labs,
     submissions, the grader's output) masked by empty tmpfs even where they lie inside those,
   - a private /tmp and exactly one writable folder, its work dir (mounted at /home/student, its HOME),
-  - limits: memory (RLIMIT_DATA: CUDA reserves terabytes of address space, so not RLIMIT_AS),
-    CPU seconds, processes and threads (RLIMIT_NPROC, per uid), file size, no core dumps,
+  - limits for the whole run (cgroups.py): memory of all its processes together (tmpfs pages it
+    wrote included), processes and threads, CPU cores; and per process: memory (RLIMIT_DATA: CUDA
+    reserves terabytes of address space, so not RLIMIT_AS), CPU seconds, processes (RLIMIT_NPROC,
+    per uid), file size, no core dumps,
   - no capabilities, no new privileges; everything in it is killed when its first process
     exits (PID namespace), when the grader dies (--die-with-parent) or at the wall-clock limit.
 
@@ -39,6 +41,8 @@ class Limits:
     processes: int = 256  # threads count too: torch, TVM and the Jupyter kernel start dozens
     file_bytes: int = 64 << 20  # any one file written, stdout included (it goes to a file)
     tmp_bytes: int = 2 << 30
+    cpus: float = 2.0  # cores the whole run may keep busy (cgroup only)
+    cgroup: bool = True  # False: per-process limits only (--per-process-limits)
 
 
 @dataclass
@@ -46,6 +50,8 @@ class Outcome:
     returncode: int | None
     timed_out: bool
     seconds: float = 0.0
+    peak_bytes: int | None = None  # the run's memory peak, all processes together (cgroup only)
+    oom_killed: bool = False
 
 
 def bwrap() -> str | None:
@@ -57,7 +63,7 @@ def available(uid: int | None) -> str | None:
     exe = bwrap()
     if exe is None:
         return "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
-    probe = Sandbox(uid=uid, gpu=False, readable=[], protected=[])
+    probe = Sandbox(uid=uid, gpu=False, readable=[], protected=[], limits=Limits(cgroup=False))
     try:
         result = subprocess.run(probe.command(["/bin/true"], Path("/")), capture_output=True, text=True,
                                 timeout=30, preexec_fn=probe._limit)
@@ -143,7 +149,19 @@ class Sandbox:
         """Runs ``argv`` with ``workdir`` as its HOME and cwd; stdout and stderr go to ``log``
         (a file outside the sandbox, capped by the file-size limit)."""
         self.prepare(workdir)
-        return _run(self.command(argv, workdir), sandbox_env(self.gpu), None, self._limit, timeout, log)
+        if not self.limits.cgroup:
+            return _run(self.command(argv, workdir), sandbox_env(self.gpu), None, self._limit, timeout, log)
+        from .cgroups import Budget, Group
+
+        lim = self.limits
+        group = Group.create(f"uid{self.uid}", Budget(lim.memory_bytes, lim.processes, lim.cpus))
+        try:
+            outcome = _run(self.command(argv, workdir), sandbox_env(self.gpu), None,
+                           lambda: (group.enter(), self._limit()), timeout, log)
+        finally:
+            group.close()  # a process that left bwrap's session dies here
+        outcome.peak_bytes, outcome.oom_killed = group.peak_bytes, group.oom_killed
+        return outcome
 
 
 @dataclass

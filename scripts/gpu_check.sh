@@ -7,6 +7,7 @@
 #
 #   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
 #   STEPS="build test memcheck" bash scripts/gpu_check.sh   # a subset
+#   STEPS="grading" bash scripts/gpu_check.sh                 # the grader's performance class alone (gradebook rows printed)
 #   STEPS="build matmul" bash scripts/gpu_check.sh            # matmul alone (~5 min): its tests on nvidia
 #       and tilelang, compute-sanitizer over its cases, its benchmark ($OUT/matmul-bench.json)
 set -uo pipefail
@@ -51,6 +52,9 @@ step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
 step test-tilelang python3 -m pytest tests/ops tests/test_tilelang_compile.py tests/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
 step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
 step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
+# the timing a cheater cannot fool: lab 1's performance class graded on this GPU (also part of "test")
+step grading python3 -m pytest tests/test_grading_performance.py tests/test_timing_harness.py tests/test_sandbox_limits.py \
+  -q -s -rs -p no:cacheprovider
 step memcheck sanitize memcheck
 step memcheck-tilelang sanitize memcheck tilelang
 step racecheck sanitize racecheck

@@ -34,7 +34,7 @@ class Course:
     late_rule: str = "flag"     # flag | deduct
     late_per_day: float = 0.1   # deduct: fraction of the lab's earned points per started day
     late_max: float = 1.0       # deduct: at most this fraction
-    cpu_verdicts: str = "count"  # count | pending: CUDA checks judged on the CPU emulator before a GPU pass
+    cpu_verdicts: str = "count"  # count | pending: CPU-judged kernels before a GPU pass
 
     @property
     def passwords(self) -> Path:

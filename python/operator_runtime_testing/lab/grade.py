@@ -218,8 +218,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--memory-gb", type=int, default=6, help="memory limit per submission, all its processes (GiB)")
     parser.add_argument("--disk-gb", type=int, default=2, help="size of each submission's work dir (GiB, a tmpfs)")
     parser.add_argument("--cpu-verdicts", choices=("count", "pending"), default="count",
-                        help="CUDA checks judged on the CPU emulator: count now (default), or stay pending until "
-                             "a GPU pass")
+                        help="kernels a CPU grader judges (CUDA on the emulator, TileLang on the C target): count "
+                             "now (default), or stay pending until a GPU pass")
     parser.add_argument("--seed", type=int, help="the inputs' seed (default: a fresh secret one, in manifest.json)")
     parser.add_argument("--per-process-limits", action="store_true",
                         help="where cgroups or tmpfs mounts are unavailable: limits per process only")

@@ -133,7 +133,7 @@ def _run_group(workdir: Path, group: list[Job], device: str, runner, timeout: fl
         except Exception:  # noqa: BLE001 - no result: the job crashed the runner, or ran out of time
             job.result = None
         if job.result is None:
-            if getattr(outcome, "oom_killed", False):
+            if outcome.oom_killed:
                 why = "used more memory than the sandbox's limit (all its processes together) and was stopped"
             elif outcome.timed_out:
                 why = "ran past the time limit (the process running it was stopped)"

@@ -108,3 +108,29 @@ def test_the_timed_shapes_include_an_odd_one_drawn_from_the_seed():
     a, b = vt.timed_shapes("softmax", 1), vt.timed_shapes("softmax", 2)
     assert a[0] == b[0] == (8192, 8192)
     assert a[1] != b[1] and all(d % 2 for d in a[1]), (a, b)
+
+
+def test_a_call_counts_the_slower_of_its_two_clocks():
+    """The stream's events floor an honest call (an overestimated sync cost cannot flatter it);
+    the device-wide interval catches work on another stream (the timed stream saw none)."""
+    honest = vt.CallTime(stream_ms=0.180, device_ms=0.186)
+    assert vt._net(honest, sync_ms=0.012) == pytest.approx(0.180)
+    side_stream = vt.CallTime(stream_ms=0.002, device_ms=0.190)
+    assert vt._net(side_stream, sync_ms=0.010) == pytest.approx(0.180)
+
+
+def test_torch_peer_runs_at_the_precision_the_check_demands():
+    """cuBLAS's 16-bit reductions and tf32 are off while timing (torch's own f16 matmul at K ~ 2800
+    failed the check with them on, on an H100), and torch's defaults come back afterwards."""
+    flags = torch.backends.cuda.matmul
+    before = (flags.allow_fp16_reduced_precision_reduction, flags.allow_tf32)
+    seen = []
+
+    def run(i, o):
+        seen.append((flags.allow_fp16_reduced_precision_reduction, flags.allow_bf16_reduced_precision_reduction,
+                     flags.allow_tf32))
+        o.copy_(i[0].double() @ i[1].double())
+
+    vt.measure("matmul", run, "cpu", seed=3, shapes=SHAPES["matmul"], samples=2)
+    assert seen and not any(any(s) for s in seen)
+    assert (flags.allow_fp16_reduced_precision_reduction, flags.allow_tf32) == before

@@ -12,9 +12,11 @@ What a kernel cannot get away with, and why (kernel leaderboards met each of the
   - skipping part of the work, rescaling, lower precision than asked, or doing nothing after
     the first few calls: every timed call's output is compared with a float64 reference with
     the correctness check's tolerances (tolerances.py), and its inputs must be unchanged;
-  - work left running past the timer, or launched on another stream: the interval closes
-    after a device-wide synchronisation (the harness's own cost of that is measured with an
-    empty call and subtracted);
+  - work left running past the timer, or launched on another stream: each call is timed on two
+    clocks, the current stream's events around it and an interval that closes after a
+    device-wide synchronisation (less that sync's own cost, measured with an empty call), and
+    the slower counts. The stream's events keep the subtraction from flattering honest work
+    (the sync's cost varies by several microseconds); the device-wide interval sees the rest;
   - a warm cache: L2 is flushed before every sample (a write of twice its size);
   - all of the above slipping through anyway: physics referees. The bytes (each input read
     once, the output written once) and FLOPs come from the operator's record; a memory-bound
@@ -27,6 +29,7 @@ What a kernel cannot get away with, and why (kernel leaderboards met each of the
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import statistics
@@ -52,6 +55,21 @@ class WrongResult(AssertionError):
 
 class ImpossibleTiming(AssertionError):
     """A time faster than the hardware allows: a bug in the measurement or a cheat, never a result."""
+
+
+@dataclass
+class CallTime:
+    """One call (or a median of calls) on two clocks, in ms: ``stream_ms`` between events on the
+    current stream around the call, ``device_ms`` until a device-wide sync after it returned."""
+    stream_ms: float
+    device_ms: float
+
+
+def _net(took: CallTime, sync_ms: float) -> float:
+    """A call's time: the device-wide interval less the sync's own cost (``sync_ms``, an empty
+    call's), but never less than the stream's events measured (an overestimated sync cost must
+    not make honest work look faster than it ran)."""
+    return max(took.device_ms - sync_ms, took.stream_ms, 1e-6)
 
 
 @dataclass
@@ -110,22 +128,42 @@ def measure(op: str, run: Run, device: str, seed: int, dtype: torch.dtype = torc
     """Times ``run`` against torch's peer (the record's ``torch_op``) on each shape, every call
     verified; raises WrongResult or ImpossibleTiming (see the module's docstring)."""
     record = get(op)
-    result = Measurement(op, device, dtype, ceiling=ceiling(op, device))
-    gen = torch.Generator(device=device).manual_seed(seed)
-    for shape in shapes or timed_shapes(op, seed):
-        bench = _Bench(op, shape, dtype, device, gen)
-        # the contenders take turns, call by call, so drift (clocks, a neighbour's load) hits all alike
-        overhead, ours, theirs = bench.time([(lambda inputs, out: None, "none"), (run, "out"),
-                                             (lambda inputs, out: record.torch_op(out, *inputs), "peer")], samples)
-        ours, theirs = max(ours - overhead, 1e-6), max(theirs - overhead, 1e-6)
-        timing = ShapeTiming(tuple(shape), ours, theirs, bench.bytes, record.flops(shape) if record.flops else None)
-        result.shapes.append(timing)
-        referee(op, timing, result.ceiling, device)
-        if device == "cuda" and timing.rate(theirs) > PHYSICAL_MARGIN * result.ceiling:  # the harness's own bug
-            raise RuntimeError(f"the harness timed torch's {op} above the measured ceiling ({timing.rate(theirs):.0f} "
-                               f"vs {result.ceiling:.0f}): the measurement is broken, not the kernel")
-        del bench
+    with _full_precision():  # torch's peer held to the precision the check demands
+        result = Measurement(op, device, dtype, ceiling=ceiling(op, device))
+        gen = torch.Generator(device=device).manual_seed(seed)
+        for shape in shapes or timed_shapes(op, seed):
+            bench = _Bench(op, shape, dtype, device, gen)
+            # the contenders take turns, call by call, so drift (clocks, a neighbour's load) hits all alike
+            empty, ours, theirs = bench.time([(lambda inputs, out: None, "none"), (run, "out"),
+                                              (lambda inputs, out: record.torch_op(out, *inputs), "peer")], samples)
+            ours, theirs = (_net(t, empty.device_ms) for t in (ours, theirs))
+            timing = ShapeTiming(tuple(shape), ours, theirs, bench.bytes, record.flops(shape) if record.flops else None)
+            result.shapes.append(timing)
+            referee(op, timing, result.ceiling, device)
+            if device == "cuda" and timing.rate(theirs) > PHYSICAL_MARGIN * result.ceiling:  # the harness's own bug
+                raise RuntimeError(f"the harness timed torch's {op} above the measured ceiling "
+                                   f"({timing.rate(theirs):.0f} vs {result.ceiling:.0f}): the measurement is broken, "
+                                   "not the kernel")
+            del bench
     return result
+
+
+@contextlib.contextmanager
+def _full_precision():
+    """torch's peer computes at the precision the check demands of the kernel: by default cuBLAS may
+    reduce float16/bfloat16 products in 16 bits (torch's allow_*_reduced_precision_reduction), whose
+    sums at K in the thousands fall outside the correctness check's tolerance, and float32 may go
+    through tf32. The same rules for both contenders, restored afterwards."""
+    flags = torch.backends.cuda.matmul
+    names = ("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction", "allow_tf32")
+    saved = {name: getattr(flags, name) for name in names}
+    try:
+        for name in names:
+            setattr(flags, name, False)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(flags, name, value)
 
 
 def referee(op: str, timing: ShapeTiming, ceiling_rate: float, device: str) -> None:
@@ -154,11 +192,11 @@ class _Bench:
         self.shape = shape
         self.flush = _flush_buffer(device)
 
-    def time(self, contenders: list[tuple[Run, str]], samples: int) -> list[float]:
-        """Median ms per contender of ``samples`` calls each (after WARMUP), taking turns, each call
-        on fresh inputs and verified. A contender's check: "out" (its output), "peer" (torch's op,
-        whose result may be the tensor it returns: softmax has no out= form) or "none"."""
-        times = [[] for _ in contenders]
+    def time(self, contenders: list[tuple[Run, str]], samples: int) -> list[CallTime]:
+        """Median times per contender of ``samples`` calls each (after WARMUP), taking turns, each
+        call on fresh inputs and verified. A contender's check: "out" (its output), "peer" (torch's
+        op, whose result may be the tensor it returns: softmax has no out= form) or "none"."""
+        times: list[list[CallTime]] = [[] for _ in contenders]
         for i in range(WARMUP + samples):
             for c, ((run, check), mine) in enumerate(zip(contenders, times)):
                 k = (i + c) % SETS  # a contender's next call, and the next contender, take the next set
@@ -167,13 +205,14 @@ class _Bench:
                     t.copy_(torch.randn(t.shape, generator=self.gen, device=self.device, dtype=torch.float32))
                 kept = [t.clone() for t in inputs]
                 out.fill_(float("nan"))  # a call that writes nothing cannot pass as the last one's result
-                ms, returned = _timed_call(run, inputs, out, self.flush, self.device)
+                took, returned = _timed_call(run, inputs, out, self.flush, self.device)
                 if check != "none":
                     got = returned if check == "peer" and isinstance(returned, torch.Tensor) else out
                     self._verify(kept, inputs, got, i)
                 if i >= WARMUP:
-                    mine.append(ms)
-        return [statistics.median(t) for t in times]
+                    mine.append(took)
+        return [CallTime(statistics.median(t.stream_ms for t in mine), statistics.median(t.device_ms for t in mine))
+                for mine in times]
 
     def _verify(self, kept: list[torch.Tensor], inputs: list[torch.Tensor], out: torch.Tensor, call: int) -> None:
         where = f"timed call {call + 1} on shape {'x'.join(map(str, self.shape))}"
@@ -208,22 +247,24 @@ def _broadcast(extra, like: torch.Tensor) -> torch.Tensor:
     return extra.reshape(extra.shape + (1,) * (like.dim() - extra.dim())) if extra.dim() else extra
 
 
-def _timed_call(run: Run, inputs, out, flush: torch.Tensor | None, device: str) -> tuple[float, object]:
-    """(one call's milliseconds, what it returned): L2 flushed first; the interval closes after a
-    device-wide sync, so work left on any stream is inside it."""
+def _timed_call(run: Run, inputs, out, flush: torch.Tensor | None, device: str) -> tuple[CallTime, object]:
+    """(one call's CallTime, what it returned): L2 flushed first; the device interval closes after
+    a device-wide sync, so work left on any stream is inside it."""
     if device != "cuda":
         t0 = time.perf_counter()
         returned = run(inputs, out)
-        return (time.perf_counter() - t0) * 1e3, returned
+        ms = (time.perf_counter() - t0) * 1e3
+        return CallTime(ms, ms), returned
     flush.zero_()  # evicts what the refill left in L2
     torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start, done, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
     start.record()
     returned = run(inputs, out)
+    done.record()  # after the call's work on the current stream
     torch.cuda.synchronize()  # every stream, not only the current one
     end.record()
     end.synchronize()
-    return start.elapsed_time(end), returned
+    return CallTime(start.elapsed_time(done), start.elapsed_time(end)), returned
 
 
 _flush_buffers: dict = {}
@@ -251,10 +292,11 @@ def ceiling(op: str, device: str) -> float:
     key = (device, torch.cuda.current_device() if device == "cuda" else None, compute)
     if key not in _ceilings:
         flush = _flush_buffer(device)
-        overhead = statistics.median(_timed_call(lambda i, o: None, [], None, flush, device)[0] for _ in range(9))
+        sync_ms = statistics.median(_timed_call(lambda i, o: None, [], None, flush, device)[0].device_ms
+                                    for _ in range(9))
 
         def best(call) -> float:  # the fastest of several: a ceiling is what the device can do
-            return max(min(_timed_call(call, [], None, flush, device)[0] for _ in range(7)) - overhead, 1e-6)
+            return min(_net(_timed_call(call, [], None, flush, device)[0], sync_ms) for _ in range(7))
 
         if compute:
             n = 8192 if device == "cuda" else 512

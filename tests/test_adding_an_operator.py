@@ -47,7 +47,6 @@ NOT_TABLES = {
     "tests/test_lab_leaks.py": "KNOWN counts today's leaks of some labs; a new operator's is 0, its default",
     "tests/test_lesson_figures.py": "the step charts and diagrams of particular chapters",
     "tests/ops/test_tilelang_layouts.py": "which tilelang kernel particular layouts of some ops pick",
-    "scripts/gpu_labs_round.sh": "one GPU round over the lab notebooks, split in two processes by name",
     "tests/test_timing_harness.py": "the timing harness's verification, on honest kernels of a few ops",
 }
 # Not code: prose, data, the labs' notebooks and fixtures, each operator's own folder, this record.

@@ -32,7 +32,7 @@ from operator_runtime._internal.tilelang_prims import load, storage, store
 # 96 + 32 KiB, short 6 x (128x64 + 64x64) x 2 B = 144 + 16 KiB, skinny 3 x (64x128 + 128x128) x 2 B
 # = 144 + 16 KiB (an H200 SM has 228 KiB).
 # scripts/matmul_tilelang_sweep.py times candidates on the GPU and prints rows to paste here; the
-# rows below are its picks on the H200 (scripts/gpu_round_sweeps.sh, torch ms / ours, CUDA graphs):
+# rows below are its picks on the H200 (that sweep, torch ms / ours, CUDA graphs):
 # the shared-memory epilogue took large 4096^3 from 0.82-0.83x to 0.97-1.00x (panels of 16) and
 # 8192^3 from 0.90x to 1.00-1.01x, short 128x8192x8192 from 0.89-0.92x to 0.99-1.01x, skinny
 # 16x8192x8192 from 0.74-0.87x to 0.80-0.95x. Each thread storing its accumulators straight to

@@ -236,7 +236,7 @@ constexpr int kClusterChunks = 4;
 static_assert(kClusterChunks == 4, "softmax_cluster waits for each chunk by name (async_wait<3> .. <0>)");
 // The default for rows of 2^20 elements and more (auto): Cluster with 8 blocks of 112 KiB each
 // (two blocks per SM; the rest of each block's run is streamed and read twice). On the H200
-// (scripts/gpu_closing_round.sh, data/bench/goals/h200-long-sweep.json) it beat the online
+// (data/bench/goals/h200-long-sweep.json) it beat the online
 // kernel on every long row timed: 256x1048576 f32 0.834 against 0.888 ms, bf16 0.506 against
 // 0.897 ms, 64x4194304 f32 0.926 against 0.980 ms. Holding more of the row (16 x 224 KiB, one
 // block per SM) was slower than both: 1.07 ms at 256x1048576 f32. Shorter rows keep the online

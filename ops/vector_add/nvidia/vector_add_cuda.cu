@@ -19,7 +19,7 @@ struct Add {
 // OPRT_VECTOR_ADD_STRATEGY picks how contiguous operands are added, to benchmark the choices
 // (scripts/elementwise_sweep.py): auto (kAuto below), old (the grid-stride kernel that came
 // before the tiles), or a tile shape: stream4 (four evict-first 16-byte packs per thread),
-// plain4, plain2, plain1 (plain loads and stores). On the H200 (scripts/gpu_round_sweeps.sh,
+// plain4, plain2, plain1 (plain loads and stores). On the H200 (that sweep,
 // x torch.add at 2^28 f32 / bf16 / 2^24 f32): old 0.94 / 0.94 / 0.97, stream4 0.94 / 0.94 /
 // 0.95, plain4 1.00 / 0.99 / 1.00, plain2 1.00 / 0.99 / 1.00, plain1 1.01 / 1.00 / 1.01: the
 // evict-first hints were the cost, and one pack per thread (4.3 TB/s) is enough in flight.

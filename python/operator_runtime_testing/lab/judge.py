@@ -66,7 +66,7 @@ def _tma_shapes(shapes: list[tuple]) -> list[tuple]:
     """The matmul shapes a TileLang kernel can take on sm_90: T.copy into shared tiles lowers to
     TMA there, whose descriptors need 16-byte row strides and non-empty operands. On the H200 the
     lab's (1, 1, 1), (7, 9, 13) ... all failed with "Failed to initialize the TMA descriptor", also
-    with TileLang's tl.disable_tma_lower (scripts/matmul_lab_probe.py). So N and K are rounded up
+    with TileLang's tl.disable_tma_lower (a GPU probe of 2026-12-03). So N and K are rounded up
     to multiples of 8 (16 bytes of a 16-bit row), which keeps every tile's tails (72 is no
     multiple of a 64-wide tile), and empty operands are left to the C target (a laptop)."""
     up = lambda v: -(-v // 8) * 8  # noqa: E731

@@ -36,6 +36,7 @@ def kernels_for(op: str) -> set[tuple]:
     import torch
 
     from operator_runtime._internal import tilelang_backend as tb
+    from operator_runtime.ops import SIGNATURES
     from operator_runtime_testing.tensors import make_tensor
 
     sys.path.insert(0, str(ROOT / "tests"))
@@ -59,7 +60,7 @@ def kernels_for(op: str) -> set[tuple]:
         out = x.sum(**attrs) if op == "reduce_sum" else torch.empty_like(x)
         if out.numel() == 0:  # nothing is compiled for an empty output
             continue
-        layout = tb._layout(op, out, (x,), _attrs(op, attrs), True)
+        layout = tb._layout(SIGNATURES[op], out, (x,), _attrs(op, attrs), True)
         found.add((op, (name,), tuple(layout.extra), layout.program))
     return found
 

@@ -52,11 +52,11 @@ def program_id(program) -> str:
 def cuda_source(op: str, dtypes: tuple[str, ...], extra: tuple) -> str:
     from tilelang.tools.compile_only import compile_kernel_source
 
-    factory = tilelang_backend.IMPLEMENTED[op]
+    factory = tilelang_backend.contiguous_program(op)
     if extra[:1] == ("strided",):  # ("strided", rank): the op's strided program
-        factory, extra = tilelang_backend.STRIDED[op], extra[1:]
+        factory, extra = tilelang_backend.strided_program(op), extra[1:]
     elif extra[:1] == ("columns",):  # the op's GPU column-sum program (a dim that is not innermost)
-        factory, extra = tilelang_backend.COLUMNS[op], extra[1:]
+        factory, extra = tilelang_backend.columns_program(op), extra[1:]
     program = getattr(tilelang_backend.kernels(op), factory)(*dtypes, True, *extra)
     return compile_kernel_source(program, target=SM90)
 

@@ -9,6 +9,7 @@ import torch
 
 import operator_runtime as ort
 from operator_runtime._internal import plan_cache
+from operator_runtime.ops import SIGNATURES
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tolerances import ATOL_PER_TERM
 
@@ -73,7 +74,7 @@ def test_bf16_conversions_round_to_nearest_even(tl_device):
 
 def test_dims_that_do_not_merge_take_the_rank_8_kernel(tl_device, gen):
     x = torch.randn(2, 3, 4, 5, 3, generator=gen, device="cpu").to(tl_device).permute(4, 2, 0, 3, 1)
-    layout = tilelang_backend._layout("copy", torch.empty(x.shape), (x,), (), False)
+    layout = tilelang_backend._layout(SIGNATURES["copy"], torch.empty(x.shape), (x,), (), False)
     assert layout.program == "copy_strided_program" and layout.extra == (8,)
     assert_matches_torch(ort.copy(x, backend="tilelang"), x.cpu().double(), exact=True, what="copy rank 5")
     got = ort.softmax(x, 2, backend="tilelang")
@@ -89,7 +90,7 @@ def test_dims_that_do_not_merge_take_the_rank_8_kernel(tl_device, gen):
 def test_each_reduction_picks_its_kernel(shape, dim, program):
     x = torch.empty(shape)
     out = x.sum(dim)
-    assert tilelang_backend._layout("reduce_sum", out, (x,), (dim, 0), False).program == program
+    assert tilelang_backend._layout(SIGNATURES["reduce_sum"], out, (x,), (dim, 0), False).program == program
 
 
 @pytest.mark.parametrize("op,shape,dim,program,extra,shapes", [
@@ -110,7 +111,7 @@ def test_each_gpu_call_picks_its_kernel(op, shape, dim, program, extra, shapes):
     """On the GPU (the layout alone: nothing is compiled or run here)."""
     x = torch.empty(shape)
     out = x.sum(dim) if op == "reduce_sum" else torch.empty(shape)
-    layout = tilelang_backend._layout(op, out, (x,), (dim, 0) if op == "reduce_sum" else (dim,), True)
+    layout = tilelang_backend._layout(SIGNATURES[op], out, (x,), (dim, 0) if op == "reduce_sum" else (dim,), True)
     assert (layout.program, layout.extra) == (program, extra)
     if shapes is not None:
         assert layout.shapes == shapes
@@ -119,13 +120,14 @@ def test_each_gpu_call_picks_its_kernel(op, shape, dim, program, extra, shapes):
 def test_gpu_columns_kernel_takes_contiguous_operands_only():
     """A transposed input, or an out with gaps or transposed, keeps the strided kernel on the GPU."""
     x = torch.empty(6, 5).t()
-    assert tilelang_backend._layout("reduce_sum", torch.empty(6), (x,), (0, 0), True).program == \
+    assert tilelang_backend._layout(SIGNATURES["reduce_sum"], torch.empty(6), (x,), (0, 0), True).program == \
         "reduce_sum_strided_program"
     x = torch.empty(4, 5)
     out = torch.empty(5, 2)[:, 0]
-    assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), True).program == "reduce_sum_strided_program"
+    layout = tilelang_backend._layout(SIGNATURES["reduce_sum"], out, (x,), (0, 0), True)
+    assert layout.program == "reduce_sum_strided_program"
     out = torch.empty(5, 4).t()
-    assert tilelang_backend._layout("softmax", out, (x,), (0,), True).program == "softmax_strided_program"
+    assert tilelang_backend._layout(SIGNATURES["softmax"], out, (x,), (0,), True).program == "softmax_strided_program"
 
 
 def test_strided_plan_is_cached_and_reused(tl_device, gen):
@@ -143,7 +145,8 @@ def test_sum_over_an_empty_column_is_zero(tl_device):
     """The strided kernel with nothing to sum (L = 0, an input buffer of length 0) writes zeros."""
     x = torch.empty(0, 5, device=tl_device)
     out = torch.full((5,), float("nan"), device=tl_device)
-    assert tilelang_backend._layout("reduce_sum", out, (x,), (0, 0), False).program == "reduce_sum_strided_program"
+    layout = tilelang_backend._layout(SIGNATURES["reduce_sum"], out, (x,), (0, 0), False)
+    assert layout.program == "reduce_sum_strided_program"
     assert torch.equal(ort.reduce_sum(x, 0, out=out, backend="tilelang").cpu(), torch.zeros(5))
 
 

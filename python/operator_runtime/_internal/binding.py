@@ -1,7 +1,7 @@
 """Binding an operator's four C functions and running them: the ``bind_*`` helpers.
 
-An operator is described once by an ``OpSignature`` (its C name, input names in C order,
-attribute types); everything else here is generic over operators.
+An operator is described once by an ``OpSignature`` (signature.py: its C name, input names in C
+order, attribute types); everything else here is generic over operators.
 """
 
 from __future__ import annotations
@@ -9,24 +9,14 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-from dataclasses import dataclass
 
 import torch
 
 from . import checks
+from .backends import resolve_backend
 from .native import TensorView, check_status, load_library
-
-
-@dataclass(frozen=True)
-class OpSignature:
-    name: str                                  # the C name: oprt_create_<name>_descriptor, ...
-    inputs: tuple[str, ...]                    # input tensor argument names, in C order
-    attrs: tuple[type, ...] = ()               # ctypes types of the attributes after the views
-    in_place_ok: bool = False                  # may out be an input viewed identically?
-    # how the tilelang backend maps a call onto ops/<name>/tilelang/<name>.py (tilelang_backend._layout):
-    # "elementwise" (flat kernel, or strided with broadcasting), "rows" (one dim reduced or normalised:
-    # rows kernel, or strided), "tiles" (one program over contiguous operands); None: no TileLang kernel
-    tilelang: str | None = None
+from .prepared import PreparedBase
+from .signature import OpSignature
 
 
 class BoundOp:
@@ -76,48 +66,6 @@ def _stream_getter(device: torch.device):
     if raw is not None:
         return lambda: raw(index)
     return lambda: torch.cuda.current_stream(index).cuda_stream
-
-
-def _layout(t: torch.Tensor) -> tuple:
-    return tuple(t.shape), t.stride(), t.dtype, t.device
-
-
-class PreparedBase:
-    """What every prepared operator shares, whatever runs it: the prepared tensors (kept
-    referenced so their memory outlives the kernel's use of it), the checks on new
-    buffers passed to run(), and closing as a context manager."""
-
-    def __init__(self, op: str, input_names: tuple[str, ...], out: torch.Tensor, inputs: tuple[torch.Tensor, ...],
-                 in_place_ok: bool):
-        self.op, self._names, self._in_place_ok = op, input_names, in_place_ok
-        self.out, self.inputs = out, inputs
-        self._layouts = [_layout(t) for t in (out, *inputs)]
-
-    def _swap(self, inputs, out):
-        """New buffers for one run(): same layout as prepared, out not overlapping an input."""
-        names = self._names
-        if inputs and len(inputs) != len(names):
-            raise TypeError(f"prepared {self.op}.run takes {len(names)} inputs ({', '.join(names)}), got {len(inputs)}")
-        inputs = inputs or self.inputs
-        out = self.out if out is None else out
-        for name, t, want in zip(("out",) + names, (out,) + tuple(inputs), self._layouts):
-            checks.float_tensor(self.op, name, t)
-            if _layout(t) != want:
-                raise ValueError(
-                    f"prepared {self.op}: {name} must match the prepared shape, strides, dtype and device "
-                    f"{want}, got {_layout(t)}"
-                )
-        checks.disjoint_from_out(self.op, out, dict(zip(names, inputs)), self._in_place_ok)
-        return tuple(inputs), out
-
-    def close(self) -> None:
-        self.out = self.inputs = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 class Plan:
@@ -241,8 +189,6 @@ class PreparedOp(PreparedBase):
 def bind_prepared(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple,
                   backend: str | None) -> PreparedOp:
     """Choose the backend, check aliasing, create the descriptor: the common end of every prepare_<op>."""
-    from ..backend import resolve_backend  # backend.py imports this package's native module
-
     backend = resolve_backend(signature.name, {"out": out, **inputs}, backend)
     checks.disjoint_from_out(signature.name, out, inputs, signature.in_place_ok)
     if backend == "tilelang":  # kernels compiled by TileLang from Python, not a C library

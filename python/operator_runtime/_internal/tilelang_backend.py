@@ -6,7 +6,7 @@ also cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes dynamic sizes, 
 shape never recompiles. Every case maps onto one of two kernels per operator (_layout):
 the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
 strides and broadcasting, passed to the kernel as sizes and strides); on the GPU, reduce_sum
-and softmax over a dim that is not innermost of a contiguous input have a third (COLUMNS).
+and softmax over a dim that is not innermost of a contiguous input have a third (columns_program).
 bfloat16 on the C target is passed as its bits (tilelang_prims.py). The tensors stay on their
 device: nothing falls back to torch or another backend. What no kernel expresses is refused
 with UnsupportedError naming the case.
@@ -26,37 +26,39 @@ from types import ModuleType
 import torch
 
 from ..errors import BackendUnavailableError, UnsupportedError
-from ..ops import SIGNATURES
-from .binding import PreparedBase
+from .backends import installed
+from .prepared import PreparedBase
+from .signature import OpSignature
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
-# How each operator maps onto its kernels is its SIGNATURE's ``tilelang`` (operator_runtime/ops/<op>.py).
-_MAPPING = {op: signature.tilelang for op, signature in SIGNATURES.items() if signature.tilelang}
-# op -> the program factory of ops/<op>/tilelang/<op>.py for contiguous operands
-IMPLEMENTED = {op: f"{op}_program" for op in _MAPPING}
-# the kernels for any other layout: strides (and broadcasting) passed to the kernel ("tiles" ops
-# have none: matmul's _refuse_matmul says what its one program takes)
-STRIDED = {op: f"{op}_strided_program" for op, how in _MAPPING.items() if how != "tiles"}
-ROW_OPS = tuple(op for op, how in _MAPPING.items() if how == "rows")  # one dim: rows (innermost) or strided
-# GPU kernels for a contiguous input reduced over a dim that is not innermost (the C target takes
-# the strided kernel): ops/<op>/tilelang/<op>.py's <op>_columns_program
-COLUMNS = {"reduce_sum": "reduce_sum_columns_program", "softmax": "softmax_columns_program"}
+# How an operator maps onto its kernels is its signature's ``tilelang`` (operator_runtime/ops/<op>.py):
+# "elementwise", "rows" (one dim: rows of the innermost, or strided) or "tiles" (matmul), handed in
+# with the signature. The program factories of ops/<op>/tilelang/<op>.py, by name:
+
+
+def contiguous_program(op: str) -> str:
+    """The factory for contiguous operands (flat, or rows of the innermost dim)."""
+    return f"{op}_program"
+
+
+def strided_program(op: str) -> str:
+    """The factory for any other layout: sizes and strides passed to the kernel ("tiles" ops have
+    none: matmul's _refuse_matmul says what its one program takes)."""
+    return f"{op}_strided_program"
+
+
+def columns_program(op: str) -> str | None:
+    """A GPU factory for a contiguous input reduced over a dim that is not innermost, if the op's
+    module has one (the C target takes the strided kernel)."""
+    name = f"{op}_columns_program"
+    return name if hasattr(kernels(op), name) else None
+
 
 _lock = threading.Lock()
 _modules: dict[str, ModuleType] = {}
 _kernels: dict[tuple, object] = {}
 
 
-_installed = False
-
-
-def installed() -> bool:
-    """Whether tilelang can be imported; once found, not searched for again (find_spec walks
-    sys.path: a cost on every call). Not finding it is not remembered."""
-    global _installed
-    if not _installed:
-        _installed = importlib.util.find_spec("tilelang") is not None
-    return _installed
 
 
 def _tilelang():
@@ -114,8 +116,8 @@ def variant(op: str, gpu: bool, row_len: int) -> tuple:
 
 def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = (), program: str | None = None):
     """The compiled kernel for op over dtypes on the GPU or the CPU (compiled on first use):
-    the program IMPLEMENTED[op] (contiguous) unless ``program`` names another factory."""
-    program = program or IMPLEMENTED[op]
+    the contiguous program unless ``program`` names another factory."""
+    program = program or contiguous_program(op)
     key = (op, program, dtypes, gpu, extra)
     if key not in _kernels:
         module, tilelang = kernels(op), _tilelang()
@@ -131,11 +133,12 @@ def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = (), pro
     return _kernels[key]
 
 
-def _refuse(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> None:
+def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.Tensor]) -> None:
     """Every layout, dim and dtype of the implemented operators maps onto a kernel (see _layout;
     the API allows at most 8 dims, the strided kernels' largest rank); what is left to refuse is
     an operator with no TileLang kernel."""
-    if op not in IMPLEMENTED:
+    op = signature.name
+    if not signature.tilelang:
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
     if op == "matmul":
         _refuse_matmul(out, inputs["a"], inputs["b"])
@@ -230,24 +233,26 @@ def _strided_meta(sizes, strides: list) -> tuple[int, list[int]]:
     return rank, meta
 
 
-def _layout(op: str, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple, gpu: bool) -> Layout:
+def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple,
+            gpu: bool) -> Layout:
     """The kernel for this call. Element-wise ops: the flat kernel when every tensor is contiguous
     and of out's shape, else the strided one over out's elements (inputs expanded to out's shape,
     so a broadcast dim has stride 0). Row ops over dim d: the rows kernel when the input and out
     are contiguous and d is innermost (all later dims of size 1); on the GPU, a contiguous
     input and out over another dim take the columns kernel; else the strided one."""
-    if op in ROW_OPS:
+    op, how = signature.name, signature.tilelang
+    if how == "rows":
         return _row_layout(op, out, inputs[0], attrs, gpu)
-    if _MAPPING[op] == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
+    if how == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
         shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
         extra = tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])) if gpu else ()  # one CPU kernel
-        return Layout(IMPLEMENTED[op], extra, shapes)
+        return Layout(contiguous_program(op), extra, shapes)
     tensors = (*inputs, out)
     if all(t.shape == out.shape and t.is_contiguous() for t in tensors):
-        return Layout(IMPLEMENTED[op], (), [(out.numel(),)] * len(tensors))
+        return Layout(contiguous_program(op), (), [(out.numel(),)] * len(tensors))
     expanded = [t.expand(out.shape) for t in inputs] + [out]
     rank, meta = _strided_meta(out.shape, [t.stride() for t in expanded])
-    return Layout(STRIDED[op], (rank,), [(_extent(t),) for t in expanded], meta, (out.numel(),))
+    return Layout(strided_program(op), (rank,), [(_extent(t),) for t in expanded], meta, (out.numel(),))
 
 
 def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
@@ -259,9 +264,9 @@ def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: 
     if innermost and x.is_contiguous() and out.is_contiguous():
         rows = _numel(x.shape[:d])
         shapes = [(rows, length), (rows,) if op == "reduce_sum" else (rows, length)]
-        return Layout(IMPLEMENTED[op], variant(op, gpu, length), shapes)
-    columns = COLUMNS.get(op)
-    if gpu and columns and x.is_contiguous() and out.is_contiguous():
+        return Layout(contiguous_program(op), variant(op, gpu, length), shapes)
+    columns = columns_program(op) if gpu else None
+    if columns and x.is_contiguous() and out.is_contiguous():
         # d is not innermost: (outer, L, inner) with inner contiguous columns; reduce_sum's out is
         # (outer, inner) in the same order (keepdim or not), softmax's x's shape; a kernel whose
         # warps read along rows
@@ -276,7 +281,7 @@ def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: 
         out_strides, tail = [out.stride(k) for k in other], (out.stride(d),)
     sizes = [x.shape[k] for k in other]
     rank, meta = _strided_meta(sizes, [[x.stride(k) for k in other], out_strides])
-    return Layout(STRIDED[op], (rank,), [(_extent(x),), (_extent(out),)], meta,
+    return Layout(strided_program(op), (rank,), [(_extent(x),), (_extent(out),)], meta,
                   (_numel(sizes), length, x.stride(d), *tail))
 
 
@@ -464,12 +469,12 @@ class TileLangPrepared(PreparedBase):
             # copy converts between dtypes: its kernels are specialized on both
             dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
             gpu = out.device.type == "cuda"
-            layout = _layout(op, out, inputs, attrs, gpu)
-            if gpu and layout.program == IMPLEMENTED[op] and hasattr(kernels(op), f"{op}_aligned_program"):
+            layout = _layout(signature, out, inputs, attrs, gpu)
+            if gpu and layout.program == contiguous_program(op) and hasattr(kernels(op), f"{op}_aligned_program"):
                 self._plan = AlignedPlan(op, dtypes, layout, out.device)
             else:
                 self._plan = KernelPlan(compiled(op, dtypes, gpu, layout.extra, layout.program), layout, out.device)
-                if gpu and _MAPPING[op] == "tiles":
+                if gpu and signature.tilelang == "tiles":
                     self._plan = AlignmentCheckedPlan(self._plan, op)
             self._launch = DirectLaunch(self._plan, (*inputs, out))
         else:  # nothing to do (a zero-block launch is an error on the GPU): nothing to compile
@@ -504,5 +509,5 @@ class TileLangPrepared(PreparedBase):
 
 def prepare(signature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> TileLangPrepared:
     """The tilelang end of bind_prepared: refuse what the kernels do not express, else compile."""
-    _refuse(signature.name, out, inputs, attrs)
+    _refuse(signature, out, inputs)
     return TileLangPrepared(signature, out, tuple(inputs.values()), attrs)

@@ -22,6 +22,8 @@ from pathlib import Path
 import torch
 
 from ..operators import OPERATORS, get
+from . import cuda_cpu_toolchain as cpu_toolchain
+from .cuda_cpu_toolchain import NoCompiler  # noqa: F401  (callers catch cuda_build.NoCompiler)
 
 PREAMBLE = """#include <cstdint>
 #include <cuda_runtime.h>
@@ -51,17 +53,13 @@ ALLOWED_IMPORTS = frozenset({"__gxx_personality_v0", "__gmon_start__", "atexit",
 # x86 instructions that enter the kernel without going through an import
 SYSCALL_INSTRUCTIONS = re.compile(r"\t(syscall|sysenter|int +\$0x80)\b")
 # Calls and jumps through a register or memory: none in a clean lab kernel's CPU object (its calls
-# are direct or through the PLT; the CPU build has no jump tables, cuda_cpu.STUDENT_FLAGS)
+# are direct or through the PLT; the CPU build has no jump tables, cuda_cpu_toolchain.STUDENT_FLAGS)
 INDIRECT_INSTRUCTIONS = re.compile(r"\t(?:notrack +|bnd +)*(?:call|jmp)q? +\*")
 
 
 def sizes(op: str, inputs) -> list[ctypes.c_int64]:
     """The size arguments of ``op``'s entry point (LAUNCHERS' parameters after the pointers)."""
     return [ctypes.c_int64(v) for v in get(op).cuda_sizes(inputs)]
-
-
-class NoCompiler(RuntimeError):
-    pass
 
 
 def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
@@ -771,9 +769,7 @@ _CHECKED: dict[str, list] = {}
 
 def _pass_command(kind: str, path: Path, arch: str, dump_macros: bool = False) -> list[str]:
     if kind == "cpu":
-        from . import cuda_cpu
-
-        return [cuda_cpu._gxx(), *cuda_cpu.STUDENT_FLAGS, "-I", str(cuda_cpu.INCLUDE), "-E",
+        return [cpu_toolchain.gxx(), *cpu_toolchain.STUDENT_FLAGS, "-I", str(cpu_toolchain.INCLUDE), "-E",
                 *(["-dM"] if dump_macros else []), "-x", "c++", str(path)]
     return [_nvcc(), "-std=c++17", "-O3", "-E", f"-arch={arch}", *(HOST_PASS if kind == "nvcc-host" else []),
             *(["-Xcompiler", "-dM"] if dump_macros else []), str(path)]
@@ -782,9 +778,7 @@ def _pass_command(kind: str, path: Path, arch: str, dump_macros: bool = False) -
 def _toolchain(kind: str) -> str:
     """What a pass's result depends on besides the text: the compiler (path, size, time) and our header."""
     if kind == "cpu":
-        from . import cuda_cpu
-
-        tool, extra = shutil.which(cuda_cpu._gxx()) or cuda_cpu._gxx(), cuda_cpu._runtime_hash()
+        tool, extra = shutil.which(cpu_toolchain.gxx()) or cpu_toolchain.gxx(), cpu_toolchain.runtime_hash()
     else:
         tool, extra = str(Path(_nvcc()).resolve()), ""
     st = os.stat(tool)
@@ -812,10 +806,8 @@ def environment_macros(kinds: tuple = ("nvcc-device", "nvcc-host", "cpu")) -> di
                 continue
         except (OSError, ValueError):
             pass
-        from . import cuda_cpu
-
         CACHE.mkdir(parents=True, exist_ok=True)
-        suffix, text = (".cc", cuda_cpu.PREAMBLE) if kind == "cpu" else (".cu", PREAMBLE)
+        suffix, text = (".cc", cpu_toolchain.PREAMBLE) if kind == "cpu" else (".cu", PREAMBLE)
         with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
             unit = Path(tmp) / f"preamble{suffix}"
             unit.write_text(text)

@@ -51,21 +51,9 @@ import torch
 
 from ..operators import OPERATORS
 from . import cuda_build
+from .cuda_cpu_toolchain import (HERE, INCLUDE, LINK_FLAGS, PREAMBLE, RUNTIME, RUNTIME_FLAGS, STUDENT_FLAGS, NoCompiler,
+                                 gxx as _gxx, runtime_hash as _runtime_hash)
 
-HERE = Path(__file__).resolve().parent / "cuda_cpu_runtime"
-INCLUDE = HERE / "include"
-RUNTIME = HERE / "runtime.cpp"
-# -O1: instrumented loads and stores stay in source order and lines stay exact; no -ffast-math
-# (NaN and inf must behave as on the GPU); -fno-strict-aliasing: kernels cast to float4 and back.
-# -fvisibility=hidden and -fno-gnu-unique: two students' libraries (or two versions of one) in one
-# process must not share their __shared__ statics, which g++ would make process-wide unique symbols.
-# -fno-jump-tables: a switch then makes no indirect jump, so that the student's object holds none
-# (host_problems refuses calls and jumps through computed addresses in it).
-STUDENT_FLAGS = ["-std=c++17", "-O1", "-g", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno", "-fsanitize=thread",
-                 "-fvisibility=hidden", "-fno-gnu-unique", "-fno-jump-tables",
-                 "--param", "tsan-instrument-func-entry-exit=0", "-w"]
-RUNTIME_FLAGS = ["-std=c++17", "-O2", "-g", "-fPIC", "-w"]
-LINK_FLAGS = ["-shared", "-Wl,-Bsymbolic", "-Wl,-z,defs", "-lm", "-ldl", "-lpthread"]
 # What the student's object may import beyond cuda_build's allowlist: the calls the
 # instrumentation inserts, our runtime's functions (namespace __cuda_cpu), C's math functions
 # (device math runs on the host here), and the linker's own table.
@@ -81,20 +69,6 @@ CPU_ALLOWED = re.compile(
 POINTERS = {op: r.cuda.pointers for op, r in OPERATORS.items()}
 CHEVRONS = re.compile(r"([\w:]+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\s*\((.*?)\);", re.S)
 # <...>, not "...": a quoted name is looked for next to the unit first (the cache folder) before -I
-PREAMBLE = '#include <cuda_on_cpu.h>\n'
-
-
-class NoCompiler(cuda_build.NoCompiler):
-    pass
-
-
-def _runtime_hash() -> str:
-    h = hashlib.sha256()
-    for path in sorted(HERE.rglob("*")):
-        if path.is_file() and path.suffix in (".h", ".cpp"):
-            h.update(path.name.encode() + path.read_bytes())
-    h.update(" ".join(STUDENT_FLAGS + RUNTIME_FLAGS + LINK_FLAGS).encode())
-    return h.hexdigest()[:12]
 
 
 def cpu_launcher(body: str) -> str:
@@ -116,13 +90,6 @@ def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
                        f"  return (int)cudaGetLastError();\n}}\n")
     return (PREAMBLE + '#line 1 "CUDA_SOURCE"\n' + student_source + '\n#line 1 "launcher_added_by_the_lab"\n'
             + "\n".join(entries))
-
-
-def _gxx() -> str:
-    gxx = os.environ.get("CXX_FOR_CUDA_CPU") or shutil.which("g++")
-    if not gxx:
-        raise NoCompiler("g++ was not found: install a C++ compiler to run CUDA kernels on the CPU")
-    return gxx
 
 
 def _compile(args: list[str], what: str) -> None:

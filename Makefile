@@ -14,10 +14,15 @@ help:
 	@echo "make hub        the course server: JupyterHub for the roster in course.toml (root; README)"
 	@echo "make gpu-check  the whole GPU check (run on the GPU machine: scripts/gpu_check.sh)"
 
+# The runtime (requirements.txt's `-e .`) builds here without pip's build isolation, with the venv's
+# scikit-build-core and ninja: `make build` then finds build/ configured by the same tools and has
+# nothing to redo (with isolation, the temporary build env's ninja vanished and build/ was rebuilt
+# from scratch, nvcc and ptxas included).
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade pip >/dev/null
-	$(BIN)/pip install -r requirements.txt
+	$(BIN)/pip install $$(grep -E '^(scikit-build-core|ninja)' requirements.txt)
+	$(BIN)/pip install --no-build-isolation -r requirements.txt
 	touch $@
 
 # Incremental rebuild of liboprt_* (scikit-build-core keeps its CMake tree in build/).

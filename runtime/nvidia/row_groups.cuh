@@ -43,7 +43,7 @@ inline int next_pow2(int64_t v) {
 // 16 values per lane (kShortLaneValues), fewer lanes when the row is shorter: a 128-long
 // f32 row takes 8 lanes of 4 packs (4 rows per warp), a 128-long bf16 row 8 lanes of 2
 // packs, rows past 512 elements 32 lanes of up to 8 packs. Values, not bytes: the H200
-// sweep (data/bench/goals/h200-rows-sweep.json) found each kernel's best at 16 values per
+// sweep (data/results/2026-12-03-h200-goals-rows-sweep.json) found each kernel's best at 16 values per
 // lane for both widths where the two differed (reduce_sum 262144x128: f32 lanes=8, bf16
 // lanes=8, 1.37x torch against 1.31x at 4 lanes; softmax 131072x256 bf16: lanes=16,
 // 1.23x torch against 0.93x at 8 lanes); a 16-bit lane holding 32 values (the old rule:

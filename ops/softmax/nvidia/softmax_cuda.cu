@@ -31,7 +31,7 @@
 //   OPRT_SOFTMAX_STRATEGY=rowgrid reads long 16-byte aligned rows once instead (RowGrid: a
 //     co-resident grid, rows cut into pieces of 32 KiB held in shared memory while the row's
 //     (max, sum) is combined across blocks). Not the default: on the H200, 256 x 1048576 f32
-//     took 1.24 ms against 0.94 ms for the online kernel's two reads (data/bench/goals/).
+//     took 1.24 ms against 0.94 ms for the online kernel's two reads (data/results/2026-12-03-h200-goals-long-sweep.json).
 //   OPRT_SOFTMAX_STRATEGY=cluster reads long rows once through a thread-block cluster per
 //     row (sm_90: Cluster, see softmax_cluster): each block holds its piece of the row in
 //     shared memory, the blocks exchange their (max, sum) through distributed shared memory
@@ -147,7 +147,7 @@ constexpr int kShapeGiven = 1, kShapeBuiltIn = 2;
 constexpr int kConfigParams = 11;
 
 // The built-in launch shape, in OPRT_SOFTMAX_CONFIG's syntax. From the H200 sweep
-// (data/bench/goals/h200-rows-sweep.json, scripts/softmax_sweep.py): 8192x8192 f16 took
+// (data/results/2026-12-03-h200-goals-rows-sweep.json, scripts/softmax_sweep.py): 8192x8192 f16 took
 // 0.1090 ms with 512 threads x 16 values per row, one row per block, two stages (59% of
 // the copy ceiling, 2.38x torch) against 0.1571 ms through Staged (41%); bf16 the same
 // (58%). OPRT_SOFTMAX_STRATEGY=staged (or old) sets it aside.
@@ -236,7 +236,7 @@ constexpr int kClusterChunks = 4;
 static_assert(kClusterChunks == 4, "softmax_cluster waits for each chunk by name (async_wait<3> .. <0>)");
 // The default for rows of 2^20 elements and more (auto): Cluster with 8 blocks of 112 KiB each
 // (two blocks per SM; the rest of each block's run is streamed and read twice). On the H200
-// (data/bench/goals/h200-long-sweep.json) it beat the online
+// (data/results/2026-12-03-h200-goals-long-sweep.json) it beat the online
 // kernel on every long row timed: 256x1048576 f32 0.834 against 0.888 ms, bf16 0.506 against
 // 0.897 ms, 64x4194304 f32 0.926 against 0.980 ms. Holding more of the row (16 x 224 KiB, one
 // block per SM) was slower than both: 1.07 ms at 256x1048576 f32. Shorter rows keep the online
@@ -373,7 +373,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       Launch l{Strategy::ShortRows, kShortThreads, 1};
       l.shape = shape;
       // Not given in the environment: the H200 sweep's best at 131072x256 (scripts/softmax_sweep.py,
-      // data/bench/goals/README.md): float32 in over-subscribed grids (waves=64: 0.0685 ms, 1.01x
+      // data/results-log.md, 2026-12-03): float32 in over-subscribed grids (waves=64: 0.0685 ms, 1.01x
       // torch, against 0.0760 ms persistent), 16-bit rows staged two ahead in shared memory
       // (prefetch=2: bf16 0.0414 ms, 1.38x, against 0.0468 ms). Other row lengths were not timed so.
       const int prefetch = cfg.prefetch >= 0 ? cfg.prefetch : bytes == 4 ? 0 : 2;
@@ -383,7 +383,7 @@ Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (
       return l;
     }
     // Bulk by default for the 16-bit rows of 4096..8192 it was timed on (scripts/softmax_sweep.py on
-    // the H200, data/bench/goals/h200-bulk-sweep.json): 8192x8192 f16 71% of the copy ceiling
+    // the H200, data/results/2026-12-03-h200-goals-bulk-sweep.json): 8192x8192 f16 71% of the copy ceiling
     // (RowGroups 60%), bf16 65% (59%), 16384x4096 f16 at 128 threads 70% (Staged 47%); float32
     // rows gained nothing there (89% against 88%), so they keep the register kernels.
     const bool bulk_auto = mode == kAuto && cfg.row_groups != kShapeGiven && bytes == 2 && p.row_len >= 4096 &&

@@ -31,7 +31,7 @@ build: $(STAMP)
 
 # The site shows the student versions of the labs (book/labs/*.ipynb, generated, never committed).
 book: build
-	$(BIN)/python -m operator_runtime_testing.lab.release labs -o book/labs --site
+	$(BIN)/python -m operator_course.grader.release labs -o book/labs --site
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	touch _build/html/.nojekyll  # a static host (GitHub Pages) serves _static/ and _sources/ as they are
 
@@ -50,7 +50,7 @@ node_modules/.bin/configurable-http-proxy: package.json package-lock.json
 	touch $@
 
 hub: build hub-deps
-	$(BIN)/python -m operator_runtime_testing.course serve --config course.toml
+	$(BIN)/python -m operator_course.hosting serve --config course.toml
 
 bench: build
 	$(BIN)/python tests/run_ops.py --op all --mode bench --json _build/bench.json

@@ -17,7 +17,7 @@ import platform
 import torch
 
 import operator_runtime as ort
-from operator_runtime_testing.lab.cases import INPUTS, TORCH_OPS, output_shape
+from operator_course.lab.cases import INPUTS, TORCH_OPS, output_shape
 from operator_runtime_testing.operators import OPERATORS
 from operator_runtime_testing.timing import host_time_us
 

@@ -38,7 +38,7 @@ sanitize() {  # compute-sanitizer TOOL [BACKEND] over the correctness cases (f32
 
 sanitize_matmul() {  # compute-sanitizer TOOL FILTER over matmul's correctness cases (pytest -k FILTER)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
-    python3 -m pytest tests/ops/test_matmul.py -q -x --backend nvidia -k "matches_torch and ($2)" -p no:cacheprovider
+    python3 -m pytest tests/runtime/ops/test_matmul.py -q -x --backend nvidia -k "matches_torch and ($2)" -p no:cacheprovider
 }
 # memcheck: every case but the long-K ones, f32 (CUDA cores) and bf16 (tensor cores; f16 differs
 # only in the mma instruction); racecheck (slow): the tensor-core kernel's cases with tails, both
@@ -49,11 +49,11 @@ MATMUL_RACECHECK="(tiles-with-tails or a-transposed or both-transposed or batche
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"
 step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
-step test-tilelang python3 -m pytest tests/ops tests/test_tilelang_compile.py tests/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
+step test-tilelang python3 -m pytest tests/ops tests/runtime/test_tilelang_compile.py tests/runtime/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
 step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
 step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
 # the timing a cheater cannot fool: lab 1's performance class graded on this GPU (also part of "test")
-step grading python3 -m pytest tests/test_grading_performance.py tests/test_timing_harness.py tests/test_sandbox_limits.py \
+step grading python3 -m pytest tests/grader/test_grading_performance.py tests/runtime/test_timing_harness.py tests/grader/test_sandbox_limits.py \
   -q -s -rs -p no:cacheprovider
 step memcheck sanitize memcheck
 step memcheck-tilelang sanitize memcheck tilelang
@@ -64,9 +64,9 @@ step compile-times python3 scripts/tilelang_compile_times.py --json "$OUT/tilela
 step tune python3 scripts/tilelang_tune.py --json "$OUT/tilelang-tune.json"   # not in the default STEPS
 # STEPS="matmul" runs these five (not in the default STEPS: test, memcheck and bench above cover matmul too)
 case " $STEPS " in *" matmul "*) STEPS="$STEPS matmul-test matmul-tilelang matmul-memcheck matmul-racecheck matmul-bench" ;; esac
-step matmul-test python3 -m pytest tests/ops/test_matmul.py tests/test_c_contract.py -q --backend nvidia -k matmul \
+step matmul-test python3 -m pytest tests/runtime/ops/test_matmul.py tests/runtime/test_c_contract.py -q --backend nvidia -k matmul \
   -p no:cacheprovider
-step matmul-tilelang python3 -m pytest tests/ops/test_matmul.py -q --backend tilelang -p no:cacheprovider
+step matmul-tilelang python3 -m pytest tests/runtime/ops/test_matmul.py -q --backend tilelang -p no:cacheprovider
 step matmul-memcheck sanitize_matmul memcheck "$MATMUL_MEMCHECK"
 step matmul-racecheck sanitize_matmul racecheck "$MATMUL_RACECHECK"
 step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
@@ -76,13 +76,13 @@ step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang
 # of the chapters' steps, and the catalogue's mistakes and feedback but matmul's); not in the
 # default STEPS: "labs" runs the notebooks
 step lab-variants bash -c "python3 -m pytest --nbval labs/0[1-4]_*.ipynb -q -p no:cacheprovider; r1=\$?; \
-  python3 -m pytest tests/test_lab_mistakes.py tests/test_lab_feedback.py -q -k 'not matmul' -p no:cacheprovider; \
+  python3 -m pytest tests/grader/test_lab_mistakes.py tests/grader/test_lab_feedback.py -q -k 'not matmul' -p no:cacheprovider; \
   r2=\$?; exit \$((r1 | r2))"
 
 # STEPS="matmul-lab": lab 5 on the GPU (its instructor notebook, its mistakes and feedback; not in the
 # default STEPS: "labs" runs the notebook)
 step matmul-lab bash -c "python3 -m pytest --nbval labs/05_matmul.ipynb -q -p no:cacheprovider; r1=\$?; \
-  python3 -m pytest tests/test_lab_mistakes.py tests/test_lab_feedback.py -q -k matmul -p no:cacheprovider; r2=\$?; \
+  python3 -m pytest tests/grader/test_lab_mistakes.py tests/grader/test_lab_feedback.py -q -k matmul -p no:cacheprovider; r2=\$?; \
   exit \$((r1 | r2))"
 
 echo "=== summary"

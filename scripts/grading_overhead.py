@@ -21,7 +21,7 @@ from labs.submissions import parse, student_notebook  # noqa: E402
 
 import nbformat  # noqa: E402
 
-from operator_runtime_testing.lab.notebook import read  # noqa: E402
+from operator_course.grader.notebook import read  # noqa: E402
 
 
 def main() -> int:
@@ -39,7 +39,7 @@ def main() -> int:
             nbformat.write(nb, str(Path(tmp) / "class" / f"s{i:02d}" / instructor.name))
         for mode, extra in (("sandbox", []), ("no sandbox", ["--unsafe-no-sandbox"])):
             start = time.monotonic()
-            subprocess.run([sys.executable, "-m", "operator_runtime_testing.lab.grade", "class", "--labs",
+            subprocess.run([sys.executable, "-m", "operator_course.grader.grade", "class", "--labs",
                             str(ROOT / "labs"), "--lab", "01_copy", "-o", f"out-{len(results)}", "--jobs",
                             str(args.jobs), *extra], cwd=tmp, check=True, capture_output=True)
             results[mode] = time.monotonic() - start

@@ -39,11 +39,11 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "ops"), str(ROOT / "py
 
 import torch  # noqa: E402
 
-from operator_runtime_testing import steps as step_files  # noqa: E402
-from operator_runtime_testing.lab.cases import TORCH_OPS, flops, input_shapes, output_shape  # noqa: E402
+from operator_course.book import steps as step_files  # noqa: E402
+from operator_course.lab.cases import TORCH_OPS, flops, input_shapes, output_shape  # noqa: E402
 from operator_runtime_testing.operators import OPERATORS  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
-from operator_runtime_testing.roofline import compute_peak_gflops  # noqa: E402
+from operator_course.book.roofline import compute_peak_gflops  # noqa: E402
 from operator_runtime_testing.timing import time_callable  # noqa: E402
 
 # (shape, what it shows): every one over 60 MB of traffic in float32, so L2 cannot hold it (each
@@ -69,7 +69,7 @@ def dtypes(op: str, lang: str) -> tuple:
 
 def _compile_tilelang(path: str, op: str, dtype: str) -> str:
     """In a worker process: compile one TileLang step for the GPU (fills TileLang's disk cache)."""
-    from operator_runtime_testing.lab.kernels import compile_tilelang
+    from operator_course.lab.kernels import compile_tilelang
 
     step = next(s for s in step_files.steps(op, "tilelang") if str(s.path) == path)
     t0 = time.perf_counter()
@@ -103,8 +103,8 @@ def _warm_production(op: str, row_lens: list[int]) -> str:
 def compile_all(todo: list[step_files.Step]) -> dict:
     """(step key, dtype) -> a callable ``run(*inputs, out=out)`` (CUDA steps: one per key, any dtype),
     everything compiled in parallel first."""
-    from operator_runtime_testing.lab import cuda_build
-    from operator_runtime_testing.lab.kernels import compile_tilelang, run_tilelang
+    from operator_course.cuda import cuda_build
+    from operator_course.lab.kernels import compile_tilelang, run_tilelang
 
     cuda = [s for s in todo if s.lang == "cuda" and not s.production]
     tiles = [s for s in todo if s.lang == "tilelang" and not s.production]

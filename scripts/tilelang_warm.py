@@ -5,7 +5,7 @@ H200 host) find them in TileLang's disk cache ($TILELANG_CACHE_DIR) instead.
 
 The kernels are those the backend picks (tilelang_backend._layout, on the GPU) for the op's
 correctness cases (tests/cases/<op>.py) in every dtype, its benchmark cases, and the long column
-sums of tests/ops/test_reduce_sum.py: nothing is run, only compiled, one process per kernel.
+sums of tests/runtime/ops/test_reduce_sum.py: nothing is run, only compiled, one process per kernel.
 
     python3 scripts/tilelang_warm.py [--ops reduce_sum,softmax] [--jobs N]
 """
@@ -53,7 +53,7 @@ def kernels_for(op: str) -> set[tuple]:
         calls.append((torch.empty(bench.shape, dtype=bench.dtype), bench.attrs, dtype_names[bench.dtype]))
     if op == "reduce_sum":
         calls += [(torch.empty(shape), {"dim": 0}, "float32") for shape in cases.LONG_SUMS]
-    if op == "softmax":  # tests/ops/test_tilelang_layouts.py: dims that do not merge (rank 8)
+    if op == "softmax":  # tests/runtime/ops/test_tilelang_layouts.py: dims that do not merge (rank 8)
         calls.append((torch.empty(2, 3, 4, 5, 3).permute(4, 2, 0, 3, 1), {"dim": 2}, "float32"))
     found = set()
     for x, attrs, name in calls:

@@ -35,23 +35,23 @@ CONDITIONAL = {
     "ops/<name>/steps/": lambda r: r.has_steps,                             # the record's production=
 }
 # Files that name every operator of which only some apply.
-EVERY_ONLY_FOR = {"tests/test_tilelang_compile.py": lambda r: bool(r.signature.tilelang)}
+EVERY_ONLY_FOR = {"tests/runtime/test_tilelang_compile.py": lambda r: bool(r.signature.tilelang)}
 # Files that name several operators without being a table of them: a new operator is not added there.
 NOT_TABLES = {
-    "tests/test_c_contract.py": "per-op C-contract tests (copy across backends, softmax's and matmul's workspace)",
-    "tests/test_plan_cache.py": "the plan cache exercised through a few ops",
-    "tests/test_lab_feedback.py": "the feedback of particular mistakes in particular labs",
-    "tests/test_cpu_tiles.py": "TileLang's CPU tile emulation on particular programs",
-    "tests/ops/test_opinfo_tilelang.py": "torch's OpInfo samples of softmax, sum and add",
-    "tests/ops/test_kernel_strategies.py": "the OPRT_<OP>_STRATEGY overrides of the nvidia kernels that have them",
-    "tests/test_lab_leaks.py": "KNOWN counts today's leaks of some labs; a new operator's is 0, its default",
-    "tests/test_lesson_figures.py": "the step charts and diagrams of particular chapters",
-    "tests/ops/test_tilelang_layouts.py": "which tilelang kernel particular layouts of some ops pick",
-    "tests/test_timing_harness.py": "the timing harness's verification, on honest kernels of a few ops",
+    "tests/runtime/test_c_contract.py": "per-op C-contract tests (copy across backends, softmax's and matmul's workspace)",
+    "tests/runtime/test_plan_cache.py": "the plan cache exercised through a few ops",
+    "tests/grader/test_lab_feedback.py": "the feedback of particular mistakes in particular labs",
+    "tests/grader/test_cpu_tiles.py": "TileLang's CPU tile emulation on particular programs",
+    "tests/runtime/ops/test_opinfo_tilelang.py": "torch's OpInfo samples of softmax, sum and add",
+    "tests/runtime/ops/test_kernel_strategies.py": "the OPRT_<OP>_STRATEGY overrides of the nvidia kernels that have them",
+    "tests/grader/test_lab_leaks.py": "KNOWN counts today's leaks of some labs; a new operator's is 0, its default",
+    "tests/book/test_lesson_figures.py": "the step charts and diagrams of particular chapters",
+    "tests/runtime/ops/test_tilelang_layouts.py": "which tilelang kernel particular layouts of some ops pick",
+    "tests/runtime/test_timing_harness.py": "the timing harness's verification, on honest kernels of a few ops",
 }
 # Not code: prose, data, the labs' notebooks and fixtures, each operator's own folder, this record.
 SKIP_PREFIXES = ("data/", "book/", "labs/", "tests/labs/", "ops/", "python/operator_runtime_testing/operators/",
-                 "hosting/", ".github/")
+                 "python/operator_course/hosting/kubernetes/", ".github/")
 SKIP_SUFFIXES = (".md", ".ipynb", ".json", ".svg", ".png", ".txt", ".csv", ".lock")
 
 

@@ -91,3 +91,23 @@ def test_the_private_layer_imports_nothing_public_but_the_errors():
     public = [m for m in g if m.startswith("operator_runtime") and m not in private and m != "operator_runtime.errors"]
     upward = sorted(f"{m} imports {t}" for m in private for t in g[m] if t in public)
     assert not upward, upward
+
+
+def test_the_course_uses_the_runtime_through_its_public_api():
+    g = graph()
+    private = sorted(f"{m} imports {t}" for m, targets in g.items() if m.startswith("operator_course")
+                     for t in targets if t.startswith("operator_runtime._internal"))
+    assert not private, private
+
+
+# The seed's test helpers, and nothing else: the course (student API, grader, emulator, hosting,
+# book) is operator_course, beside it.
+TEST_HELPERS = {"assertions", "operators", "performance", "tensors", "timing", "tolerances", "verified_timing"}
+
+
+def test_operator_runtime_testing_holds_only_test_helpers():
+    package = ROOT / "operator_runtime_testing"
+    found = {p.stem for p in package.iterdir() if p.suffix == ".py" and p.stem != "__init__"} | \
+        {p.name for p in package.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    extra = sorted(found - TEST_HELPERS)
+    assert found == TEST_HELPERS, f"operator_runtime_testing holds {extra} beyond the test helpers"

@@ -17,7 +17,7 @@ import torch
 import operator_runtime as ort
 from cases import load
 from operator_runtime_testing.performance import PerformanceResult
-from operator_runtime_testing.roofline import compute_peak_gflops
+from operator_course.book.roofline import compute_peak_gflops
 from operator_runtime_testing.timing import host_time_us, time_callable
 
 CPU_MAX_ELEMENTS = 1 << 24  # bigger shapes are GPU-sized; --full runs them on the CPU anyway

@@ -92,7 +92,7 @@ def api_error_cases():
 
 
 # Long float32 sums down dim 0 (and one long column that is a contiguous row), for the accuracy
-# test against float64 (tests/ops/test_reduce_sum.py): where a kernel's accumulation order decides
+# test against float64 (tests/runtime/ops/test_reduce_sum.py): where a kernel's accumulation order decides
 # how far the result drifts from the exact sum. 100003x8: columns a thread reads as 16-byte packs
 # (nvidia), each column its own accumulator. scripts/tilelang_warm.py compiles their kernels too.
 LONG_SUMS = [(100_003, 5), (100_003, 8), (1_000_003, 3), (1 << 20, 1)]

@@ -107,7 +107,7 @@ def long_row_cases():
     """Rows past 32768 elements with awkward lengths, for the nvidia kernels that split a row
     over several blocks (Cluster: a thread-block cluster per row, OPRT_SOFTMAX_STRATEGY=cluster;
     the online kernels by default). Too large for every backend's suite: run on the GPU by
-    tests/ops/test_kernel_strategies.py under each long-row strategy. Rows of odd lengths start
+    tests/runtime/ops/test_kernel_strategies.py under each long-row strategy. Rows of odd lengths start
     at every alignment (a head before the first 16-byte pack, a tail after the last); "offset"
     puts the input one element past the output's alignment (element-wise stores); 2^20 + 3
     float32 (16 blocks: 256 KiB each) leaves part of each block's run outside shared memory,

@@ -1,7 +1,7 @@
 """Classes of lab-1 submissions for the grading tests, built from files:
 
 tests/labs/control/<student>.py, tests/labs/hostile/<student>.py and tests/labs/performance/
-<student>.py (the timing's cheats and honest answers: tests/test_grading_performance.py) each hold
+<student>.py (the timing's cheats and honest answers: tests/grader/test_grading_performance.py) each hold
 one student's answer, with a header of comment lines:
 
     # what: one line on what this submission does or tries
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import nbformat
 
-from operator_runtime_testing.lab.notebook import lab_meta, read
-from operator_runtime_testing.lab.release import release_notebook
+from operator_course.grader.notebook import lab_meta, read
+from operator_course.grader.release import release_notebook
 
 HERE = Path(__file__).resolve().parent
 HEADER = re.compile(r"^# (what|answer|solved|expect|expect-gpu): ?(.*)$")

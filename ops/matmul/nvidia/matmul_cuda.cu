@@ -17,7 +17,7 @@
 //   strides, bounds-checked.
 // - wgmma + TMA (f16/bf16 on compute capability 9.0, sm90/matmul_wgmma.cu), the default there:
 //   on the H200 it ran 4096^3 at 0.82-0.88x cuBLAS and 8192^3 at 0.94-0.95x (62-68% of the dense
-//   peak) where the mma.sync kernel reached 0.31-0.42x (data/results/2026-12-03-h200-matmul-wgmma.json).
+//   peak) where the mma.sync kernel reached 0.31-0.42x (data/bench/matmul/h200-wgmma.json).
 //   OPRT_MATMUL_STRATEGY, read when a descriptor is created (kept in backend_variant):
 //     auto  (default) wgmma where the GPU and the operands allow it, the two kernels above elsewhere
 //     mma   the two kernels above only (the sm_80 path; a benchmark's baseline)

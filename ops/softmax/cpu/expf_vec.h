@@ -14,7 +14,7 @@
 // Special values: x is clamped to [-104, 89] first (beyond, exp is 0 or inf in float), so
 // -inf -> 0 and +inf -> inf; NaN fails both comparisons, stays NaN, and the arithmetic
 // propagates it. Measured against float64 exp over every float of [-105, 90]: at most
-// 0.99 ulp, 1.01 ulp in the AVX2 + FMA clone (tests/test_expf_vec.py checks <= 1.5).
+// 0.99 ulp, 1.01 ulp in the AVX2 + FMA clone (tests/runtime/test_expf_vec.py checks <= 1.5).
 //
 // OPRT_EXP_CLONES on a function that loops over expf_vec compiles it twice, for baseline
 // x86-64 (SSE2) and for x86-64-v3 (AVX2 + FMA: 8 lanes, and the polynomial's multiply-adds

@@ -171,7 +171,7 @@ def _softmax_online(dtype, rows, row_len, THREADS):
 
 # On the C target one program walks a whole row: its sum of exp(x - max) is a serial sum of up to
 # row_len terms, which in float32 drifted past the f32 tolerance (3.4e-6 relative for a 4096-long
-# row of randn * 10, tests/test_plan_cache.py). The sum is kept in float64 there (the GPU kernels
+# row of randn * 10, tests/runtime/test_plan_cache.py). The sum is kept in float64 there (the GPU kernels
 # sum per thread, then in a tree, so no one running sum gets long).
 SUM_DTYPE_CPU = "float64"
 

@@ -24,7 +24,7 @@ KINDS = ("elementwise", "rows", "matmul")  # how a lab or step kernel sees its t
 @dataclass(frozen=True)
 class CudaLab:
     """The fixed C entry point ``lab_<op>_<dtype>(pointers..., sizes..., stream)`` that calls a lab's
-    (or a chapter step's) CUDA kernel: lab/cuda_build.py writes it from these parts."""
+    (or a chapter step's) CUDA kernel: cuda/cuda_build.py writes it from these parts."""
     pointers: tuple[str, ...]          # the inputs' pointer names, then the output's
     sizes: tuple[str, ...]             # int64_t size arguments after the pointers
     empty: str                         # the C condition under which there is nothing to launch
@@ -47,7 +47,7 @@ class CudaLab:
 class Operator:
     name: str
     kind: str                                   # one of KINDS
-    # tests/test_c_contract.py: the attributes of a valid create, and the views of a valid call
+    # tests/runtime/test_c_contract.py: the attributes of a valid create, and the views of a valid call
     # around a 2-d shape (its first input's): shape -> (out, [inputs])
     contract_attrs: tuple
     contract_shapes: Callable[[tuple], tuple[tuple, list[tuple]]]

@@ -1,4 +1,4 @@
-# what: correct, and imports sys, torch and operator_runtime_testing itself (honestly: to print and to check its own kernel)
+# what: correct, and imports sys, torch and operator_course itself (honestly: to print and to check its own kernel)
 # answer: copy-tilelang
 # solved: copy-cuda
 # expect: copy-tilelang=passed copy-tilelang-again=passed copy-cuda=passed copy-performance=pending
@@ -7,11 +7,11 @@ import sys
 import tilelang.language as TL
 import torch
 
-import operator_runtime_testing
-from operator_runtime_testing import lab as course_lab
-from operator_runtime_testing.lab import checks
+import operator_course
+from operator_course import lab as course_lab
+from operator_course.lab import checks
 
-print(sys.version_info[:2], torch.__version__, operator_runtime_testing.__name__, file=sys.stderr)
+print(sys.version_info[:2], torch.__version__, operator_course.__name__, file=sys.stderr)
 
 
 def copy_program(dtype, gpu):

@@ -5,7 +5,8 @@
 import glob
 import os
 
-from operator_runtime_testing.lab import judge, run_one, score
+from operator_course.grader import run_one, score
+from operator_course.lab import judge
 
 paths = ["/work/main/labs/01_copy.ipynb", "/tmp/hc/labs/01_copy.ipynb", "/tmp/hc/out/gradebook.csv",
          run_one.__file__, score.__file__, judge.__file__, *glob.glob("/tmp/*/class/*/*.ipynb"),

@@ -4,7 +4,7 @@
 import gc
 import types
 
-from operator_runtime_testing.lab import checks  # noqa: F401 - so its functions are alive
+from operator_course.lab import checks  # noqa: F401 - so its functions are alive
 
 noop = (lambda *args, **kwargs: None).__code__
 swapped = []

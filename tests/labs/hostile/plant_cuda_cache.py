@@ -6,7 +6,7 @@ import hashlib
 import os
 import shutil
 
-from operator_runtime_testing.lab import cuda_build
+from operator_course.cuda import cuda_build
 
 GOOD = r"""
 template <typename T>

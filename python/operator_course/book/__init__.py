@@ -1,0 +1,1 @@
+"""The chapters' figures and tables, read from the committed results in data/."""

@@ -1,0 +1,71 @@
+"""The grader's side of a check cell, run in the student's sandboxed notebook: instead of
+checking, it saves what the check would judge, as data, into ``artifacts/<check>/``:
+
+  tilelang: ``<dtype>.json``, the program ``factory(dtype, gpu)`` builds, serialized by TVM
+  cuda:     ``source.cu``, the CUDA source text
+  either:   ``error.txt`` when the answer could not be produced (say, a NameError), in the words
+            the notebook's check uses (build_errors.py), and ``report.txt``, the full traceback
+
+The grader reads these files only as data: it never imports or runs the student's Python.
+A student who changes what lands here submits a different kernel, which is then graded."""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+
+ARTIFACTS = Path("artifacts")
+MAX_SOURCE = 256 * 1024  # characters of CUDA source; real answers are a few hundred
+
+
+def save(check: str, kind: str, get_answer, dtypes: list[str], gpu: bool, who: str = "", answer: str = "") -> None:
+    folder = ARTIFACTS / check
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        try:
+            value = get_answer()
+        except Exception as e:  # noqa: BLE001 - the answer cell did not define it
+            raise Unavailable(f"`{answer}` could not be taken from your notebook:\n{_describe(e)}") from e
+        if kind == "tilelang":
+            _save_programs(folder, value, dtypes, gpu, who)
+        else:
+            if not isinstance(value, str):
+                raise Unavailable(f"the CUDA source must be a str, not {type(value).__name__}")
+            if len(value) > MAX_SOURCE:
+                raise Unavailable(f"the CUDA source has {len(value)} characters; the limit is {MAX_SOURCE}")
+            (folder / "source.cu").write_text(value)
+        print(f"{check}: saved for grading")
+    except Exception as e:  # noqa: BLE001 - any failure is the answer's, reported to the student
+        text = str(e) if isinstance(e, Unavailable) else _describe(e)
+        (folder / "error.txt").write_text(text)
+        (folder / "report.txt").write_text("".join(traceback.format_exception(e.__cause__ or e)))
+        print(f"{check}: could not be saved for grading:\n{text}")
+
+
+class Unavailable(Exception):
+    """The answer could not be saved; the message is the student's feedback, whole."""
+
+
+def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str) -> None:
+    from tilelang import tvm
+
+    from operator_course.lab.build_errors import captured_log, explain
+
+    if not callable(factory):
+        raise Unavailable(f"expected a function returning a T.prim_func, got {type(factory).__name__}")
+    for dtype in dtypes:
+        try:
+            with captured_log() as log:
+                program = factory(dtype, gpu)
+        except Exception as e:  # noqa: BLE001 - the student's program does not build: their error
+            raise Unavailable(explain(e, who, f"building the {dtype} program", log.getvalue())[0]) from e
+        if not isinstance(program, tvm.tirx.PrimFunc):
+            raise Unavailable(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
+        (folder / f"{dtype}.json").write_text(tvm.ir.save_json(program))
+
+
+def _describe(e: BaseException) -> str:
+    """The exception and the last frames of the student's own code (cells run as <ipython-input>)."""
+    frames = [f for f in traceback.extract_tb(e.__traceback__) if not f.filename.endswith("export.py")]
+    where = "".join(traceback.format_list(frames[-3:]))
+    return f"{type(e).__name__}: {e}\n{where}".strip()

@@ -1,0 +1,74 @@
+"""The course's commands (python -m operator_course.hosting COMMAND --config course.toml):
+
+  serve     make the roster's accounts, release the handout, start the hub (root)
+  users     only make the accounts (passwords of new ones: STATE/passwords.txt, root-only)
+  collect   every student's lab notebooks into SUBMISSIONS/<student>/ (+ collected.json)
+  grade     the grader on SUBMISSIONS with the roster (missing = 0), then the late rule;
+            arguments after -- go to the grader (e.g. -- --lab 01_copy --jobs 4)
+  late      apply the late rule again to GRADES (after grading by hand or on a GPU machine)
+  return    each student's feedback into ~/feedback/grades.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from . import accounts, config
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m operator_course.hosting", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["serve", "users", "collect", "grade", "late", "return"])
+    parser.add_argument("--config", type=Path, default=Path("course.toml"), help="the course file (course.toml)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    grader_args = argv[argv.index("--") + 1:] if "--" in argv else []
+    args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    course = config.load(args.config)
+    if args.command == "serve":
+        from .serve import serve
+
+        serve(course, args.config)  # does not return: becomes the hub
+    elif args.command == "users":
+        made = accounts.ensure(accounts.students(course.roster), course.passwords)
+        print(f"{len(made)} new accounts; passwords in {course.passwords}")
+    elif args.command == "collect":
+        from .collect import collect
+
+        for name, record in collect(course).items():
+            saved = ", ".join(f"{k} (saved {v['saved']})" for k, v in record["notebooks"].items()) or "nothing"
+            skipped = "".join(f"; skipped {k}: {v}" for k, v in record["skipped"].items())
+            print(f"{name}: {saved}{skipped}")
+    elif args.command == "grade":
+        grade = [sys.executable, "-m", "operator_course.grader.grade", str(course.submissions),
+                 "--labs", str(course.labs), "-o", str(course.grades), "--roster", str(course.roster),
+                 "--cpu-verdicts", course.cpu_verdicts, *grader_args]
+        code = subprocess.run(grade, cwd=course.root).returncode
+        if code:
+            return code
+        return _late(course)
+    elif args.command == "late":
+        return _late(course)
+    elif args.command == "return":
+        from .give_back import give_back
+
+        for name, what in give_back(course).items():
+            print(f"{name}: {what}")
+    return 0
+
+
+def _late(course) -> int:
+    from .late import apply
+
+    added = apply(course)
+    print(json.dumps([f"{r.student} {r.lab}: {r.reason}" for r in added], indent=1) if added
+          else "late rule: nothing late")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

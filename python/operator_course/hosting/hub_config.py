@@ -1,0 +1,81 @@
+"""The course's JupyterHub config, read by ``jupyterhub -f`` (``course serve`` starts it so):
+everything comes from course.toml, named by $OPRT_COURSE_CONFIG.
+
+PAM login for the roster's Unix users; each student's JupyterLab runs as them with the course
+venv's Python (its "python3" kernel imports the runtime and TileLang), under limits, with the
+handout copied in on first spawn (spawner.py); services: the idle culler and the course site.
+GPUs: students are spread over the GPUs (CUDA_VISIBLE_DEVICES), hub.students_per_gpu each;
+the grader's performance checks take one timing lock, so timings never overlap each other."""
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from . import accounts, config
+from .spawner import CourseSpawner, gpus, place_handout
+
+c = get_config()  # noqa: F821 - defined by JupyterHub when it reads this file
+course = config.load(Path(os.environ["OPRT_COURSE_CONFIG"]))
+roster = accounts.students(course.roster)
+venv_bin = str(Path(sys.executable).parent)
+
+c.JupyterHub.bind_url = f"http://{course.ip}:{course.port}"
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{course.hub_port}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{course.proxy_api_port}"
+# the proxy `make hub-deps` installed (package.json: node_modules/ of the course repository), else PATH's
+proxies = [folder / "node_modules" / ".bin" / "configurable-http-proxy"
+           for folder in (course.root, Path(__file__).resolve().parents[3])]
+c.ConfigurableHTTPProxy.command = [next((str(p) for p in proxies if p.exists()), None)
+                                   or shutil.which("configurable-http-proxy") or "configurable-http-proxy"]
+c.ConfigurableHTTPProxy.pid_file = str(course.state / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{course.state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(course.state / "jupyterhub_cookie_secret")
+
+c.JupyterHub.authenticator_class = "pam"
+c.PAMAuthenticator.open_sessions = False  # no login sessions (systemd-logind) needed for a server
+c.Authenticator.allowed_users = set(roster)
+c.Authenticator.admin_users = set(course.admins)
+
+c.JupyterHub.spawner_class = CourseSpawner
+c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
+c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = 120
+c.Spawner.http_timeout = 120
+c.CourseSpawner.memory_bytes = course.memory_gb << 30
+c.CourseSpawner.processes = course.processes
+c.CourseSpawner.handout = str(course.handout)
+c.CourseSpawner.home_labs = course.home_labs
+c.CourseSpawner.site_note = (
+    "# The course\n\nThe course site: /services/site/ on this hub (e.g. http://HOST/services/site/index.html).\n"
+    f"Your labs are in ~/{course.home_labs}/; save them there: the instructor collects them from it.\n"
+    "Feedback on your graded labs appears in ~/feedback/.\n")
+c.Spawner.pre_spawn_hook = place_handout
+
+n_gpus = gpus()
+
+
+def _gpu_of(spawner):
+    name = spawner.user.name
+    return str(roster.index(name) % n_gpus) if name in roster and n_gpus else ""
+
+
+env = {"PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin"}
+if n_gpus:
+    env["CUDA_VISIBLE_DEVICES"] = _gpu_of  # students spread over the GPUs, students_per_gpu each
+c.Spawner.environment = env
+
+services = [{"name": "idle-culler",
+             "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={course.idle_timeout}"]}]
+roles = [{"name": "idle-culler", "services": ["idle-culler"],
+          "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
+if (course.site / "index.html").exists():
+    services.append({"name": "site", "url": f"http://127.0.0.1:{course.site_port}",
+                     "command": [sys.executable, "-m", "operator_course.hosting.site_server",
+                                 str(course.site)]})
+if os.environ.get("OPRT_HUB_ADMIN_TOKEN"):  # scripts (and the test) drive the hub's REST API with it
+    services.append({"name": "course-admin", "api_token": os.environ["OPRT_HUB_ADMIN_TOKEN"]})
+    roles.append({"name": "course-admin", "services": ["course-admin"],
+                  "scopes": ["admin:users", "admin:servers", "access:servers", "list:users", "read:users"]})
+c.JupyterHub.services = services
+c.JupyterHub.load_roles = roles

@@ -1,0 +1,56 @@
+"""The late rule, applied to a graded gradebook: a lab saved after its due date (course.toml
+[labs.<id>] due; the time from collected.json) gets a row ``late``: with rule "flag" a note
+(status note, 0 points), with rule "deduct" status late and minus per_day of the points the lab
+earned for each started day, at most ``max`` of them. Idempotent: earlier late rows go first,
+so regrading and applying it again gives the same gradebook."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from datetime import datetime
+
+from operator_course.grader import gradebook
+from operator_course.grader.gradebook import Row
+from .config import Course
+
+
+def saved_times(course: Course) -> dict[tuple[str, str], datetime]:
+    """(student, lab) -> when its collected notebook was last saved."""
+    times = {}
+    for record in course.submissions.glob("*/collected.json"):
+        data = json.loads(record.read_text())
+        for entry in data.get("notebooks", {}).values():
+            when = datetime.fromisoformat(entry["saved"])
+            key = (data["student"], entry["lab"])
+            times[key] = max(when, times.get(key, when))
+    return times
+
+
+def late_rows(course: Course, rows: list[Row]) -> list[Row]:
+    out, graded = [], {(r.student, r.lab) for r in rows}
+    for (student, lab), saved in sorted(saved_times(course).items()):
+        due = course.due.get(lab)
+        if due is None or saved <= due or (student, lab) not in graded:
+            continue
+        days = math.ceil((saved - due).total_seconds() / 86400)
+        reason = f"saved {saved.isoformat()}, {days} day(s) after the due date {due.isoformat()}"
+        if course.late_rule == "flag":
+            out.append(Row(student, lab, "late", "note", 0.0, 0.0, reason))
+            continue
+        earned = sum(r.points for r in rows if r.student == student and r.lab == lab)
+        fraction = min(days * course.late_per_day, course.late_max)
+        out.append(Row(student, lab, "late", "late", -round(earned * fraction, 2), 0.0,
+                       f"{reason}: minus {fraction:.0%} of the {earned:g} points earned"))
+    return out
+
+
+def apply(course: Course) -> list[Row]:
+    rows = [r for r in gradebook.read_rows(course.grades / "gradebook.csv") if r.check != "late"]
+    with open(course.grades / "totals.csv", newline="") as f:
+        labs = next(csv.reader(f))[1:-3]  # student, <labs...>, total, max, pending
+    added = late_rows(course, rows)
+    merged = sorted(rows + added, key=lambda r: (r.student, r.lab))
+    gradebook.write(course.grades, merged, labs)
+    return added

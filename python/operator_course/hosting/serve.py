@@ -1,0 +1,61 @@
+"""``course serve``: makes the students' accounts, hides the instructor's files from them,
+releases the handout, then becomes the JupyterHub (runs as root: PAM and per-user servers)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from operator_course.grader.release import release
+from . import accounts
+from .config import Course
+from .spawner import gpus
+
+
+def private(course: Course) -> list[Path]:
+    """What students must not read: solutions, hub state (passwords, cookie secret), their
+    classmates' submissions and grades."""
+    return [course.labs, course.state, course.submissions, course.grades]
+
+
+def prepare(course: Course) -> list[str]:
+    if os.geteuid() != 0:
+        raise SystemExit("course serve: run as root (PAM logins, one Unix user per student)")
+    names = accounts.students(course.roster)
+    course.state.mkdir(parents=True, exist_ok=True)
+    for path in private(course):
+        if path.exists():
+            os.chmod(path, 0o700)
+    made = accounts.ensure(names, course.passwords)
+    if made:
+        print(f"made {len(made)} accounts; their passwords are in {course.passwords} (root only)")
+    release(course.labs, course.handout)
+    for folder, bits in [(course.handout, 0o005), *((p, 0o001) for p in course.handout.parents)]:
+        os.chmod(folder, os.stat(folder).st_mode | bits)  # students copy the handout from here
+    try:
+        probe = accounts.as_user(names[0], [sys.executable, "-c", "import operator_runtime_testing"],
+                                 capture_output=True, text=True).stderr if names else ""
+    except PermissionError as e:
+        probe = str(e)
+    if probe:
+        raise SystemExit(f"course serve: student {names[0]} cannot use the course's Python {sys.executable} "
+                         f"(really {os.path.realpath(sys.executable)}): {probe.strip()[-500:]}\nPut the course checkout where students can read it "
+                         "(e.g. /srv/course, not under /root), with a Python they can run; labs/ and the hub state "
+                         "stay root-only.")
+    n = gpus()
+    if n:
+        print(f"{len(names)} students on {n} GPUs ({-(-len(names) // n)} per GPU; "
+              f"course.toml allows {course.students_per_gpu})")
+        if len(names) > n * course.students_per_gpu:
+            print(f"WARNING: more students than {n} GPUs x hub.students_per_gpu={course.students_per_gpu}",
+                  file=sys.stderr)
+    return names
+
+
+def serve(course: Course, config_path: Path) -> None:
+    prepare(course)
+    os.chdir(course.state)
+    os.environ["OPRT_COURSE_CONFIG"] = str(config_path.resolve())
+    hub_config = Path(__file__).with_name("hub_config.py")
+    os.execv(sys.executable, [sys.executable, "-m", "jupyterhub", "-f", str(hub_config)])

@@ -1,0 +1,62 @@
+"""Each student's JupyterLab: a local process as their Unix user (JupyterHub's
+LocalProcessSpawner) with limits set before it starts, and the handout placed in their home on
+the first spawn.
+
+Limits (kernels and terminals inherit them): RLIMIT_NPROC, the student's processes and
+threads together (counted per uid), and RLIMIT_DATA, the memory each process may allocate (not
+RLIMIT_AS: CUDA reserves terabytes of address space). A cap on the sum over a student's
+processes needs cgroups (systemd's SystemdSpawner, or Kubernetes: python/operator_course/hosting/kubernetes/README.md)."""
+
+from __future__ import annotations
+
+import resource
+import shutil
+from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner
+from traitlets import Integer, Unicode
+
+from .accounts import as_user
+
+
+class CourseSpawner(LocalProcessSpawner):
+    memory_bytes = Integer(8 << 30, config=True, help="RLIMIT_DATA of each of the student's processes")
+    processes = Integer(512, config=True, help="RLIMIT_NPROC: the student's processes and threads")
+    handout = Unicode("", config=True, help="folder of released (student) notebooks")
+    home_labs = Unicode("labs", config=True, help="the handout's folder in the student's home")
+    site_note = Unicode("", config=True, help="text of COURSE.md in the student's home")
+
+    def make_preexec_fn(self, name):
+        become = super().make_preexec_fn(name)
+        data, nproc = self.memory_bytes, self.processes
+
+        def preexec():
+            # set while still root: lowering is always allowed, and the limits are then the user's
+            resource.setrlimit(resource.RLIMIT_DATA, (data, data))
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+            become()
+
+        return preexec
+
+
+def place_handout(spawner: CourseSpawner) -> None:
+    """pre_spawn_hook: copies the handout into ~/<home_labs>/ the first time (never over a
+    student's work: cp -n, as the student), and writes ~/COURSE.md with the site's link."""
+    name = spawner.user.name
+    if spawner.handout and Path(spawner.handout).is_dir():
+        as_user(name, ["mkdir", "-p", spawner.home_labs], check=True)
+        as_user(name, ["cp", "-rn", "--no-preserve=mode,ownership", f"{spawner.handout}/.", spawner.home_labs],
+                check=True)
+    if spawner.site_note:
+        as_user(name, ["sh", "-c", 'cat > COURSE.md'], input=spawner.site_note, text=True, check=True)
+
+
+def gpus() -> int:
+    """NVIDIA GPUs on this machine (nvidia-smi), 0 without."""
+    import subprocess
+
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return 0
+    out = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout
+    return sum(line.startswith("GPU ") for line in out.splitlines())

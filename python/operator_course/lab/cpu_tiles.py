@@ -1,0 +1,256 @@
+"""Tile-level TileLang on a laptop: make a GPU-style tile program compile for TileLang's C target.
+
+    from operator_course.lab.cpu_tiles import compile_tiles, prepare_for_cpu
+    kernel = compile_tiles(program, "c")          # = tilelang.compile(prepare_for_cpu(program), target="c", ...)
+    kernel = compile_tiles(program, "cuda")       # the same program, untouched, for the GPU
+
+Students write the program once, the way it is written for a GPU: ``T.alloc_fragment`` /
+``T.alloc_shared`` tiles, ``T.copy`` between global slices and tiles (tails guarded by T.copy),
+``T.Parallel`` element-wise loops over tiles, ``T.fill`` / ``T.clear``, ``T.reduce_max`` /
+``T.reduce_sum`` (any dims, fragment or shared, clear or accumulate, float16 tile into float32
+result), loops over the tiles of a long row (``T.serial`` or ``T.Pipelined``). Built for
+``target="cuda"`` nothing here runs. Built for the C target, :func:`prepare_for_cpu` rewrites
+the PrimFunc first, because TileLang 0.1.15's C target does not accept those programs as they
+are (paths below are in the installed ``tilelang`` package; ``src/`` is its bundled C++ source):
+
+1. A fragment gets no layout on the CPU. ``tilelang/cpu/pipeline.py:17`` runs
+   ``MaterializeKernelLaunch(lower_thread_binding=False)``, which drops the thread placeholders
+   (``src/transform/materialize_kernel_launch.cc:32-36``): there are no threads to distribute a
+   fragment over. ``LayoutInference`` (``cpu/pipeline.py:40``) then asks each tile op for the
+   layout of the fragments it touches, and the CPU copy returns none
+   (``src/cpu/op/copy.cc:17-25``: ``InferLayout`` ``return {};``; the copy lowers to a plain
+   loop, ``src/op/copy.cc:35-54``). A fragment that only ``T.copy`` / ``T.reduce_*`` /
+   ``T.fill`` touch is left without a layout and ``layout_inference.cc:664-668`` fails:
+   "The layout for fragment s can not be inferred correctly". (Only a ``T.Parallel`` loop,
+   ``ParallelOp``, proposes a layout on the CPU, so fragment + T.Parallel alone compiles.)
+2. Even with a layout, the CPU reduce accepts only ``local`` buffers
+   (``src/cpu/op/reduce.cc:60-65``: "CPU reduce only supports local src and local/local.var dst
+   buffers"; its header, lines 10-13: "shared/fragment paths go through alloc_fragment, which
+   CPU does not have"), and so ``T.reduce_sum`` of a shared tile fails too:
+   ``tilelang/language/reduce_op.py:103-105`` stages shared operands through
+   ``alloc_fragment``; only local-to-local reductions are emitted directly (lines 77-90).
+   The CPU reduce also requires src and dst dtypes to match (``reduce.cc:84-87``), where the CUDA
+   one accumulates a float16 tile into a float32 result.
+3. ``T.fill`` / ``T.clear`` on the CPU accept only local and global buffers
+   (``src/cpu/op/fill.cc:22-30``), so filling a shared tile fails.
+
+On the CPU a kernel's blocks run one after another in one thread (the grid becomes serial
+loops), so "shared by the block" and "held by its threads" both mean "a local array of the
+program", which is the scope every CPU tile op is written for. The rewrite is therefore:
+
+a. every ``local.fragment``, ``shared`` and ``shared.dyn`` tile becomes a ``local`` array (the
+   backing data Var is replaced; ``tvm.tirx.stmt_functor.substitute`` remaps every buffer
+   that uses it, tile-op regions included). ``T.annotate_layout`` entries for them are dropped.
+b. every ``T.Parallel`` loop nest that touches a tile becomes ``T.serial`` loops (nests over
+   global buffers only are left as they are). TileLang's pre-lowering check rejects a local
+   buffer indexed by a ``T.Parallel`` variable (``tilelang/analysis/parallel_local_index_checker.py:41-56``,
+   run from ``tilelang/engine/semantic_check.py:30``), and on the CPU a ``T.Parallel`` loop is
+   lowered to a serial loop anyway. The iterations of a ``T.Parallel`` loop are independent by
+   contract, so the serial order changes no result.
+c. a reduce whose tile dtype differs from its result's (a float16 tile summed into float32) reads
+   a cast copy of the tile, which is what the CUDA reduce computes.
+
+Everything stays a tile op: TileLang's own CPU lowering (LowerTileOp) expands T.copy with its tail
+guard, T.fill, and the reductions. Nothing is rewritten at the source level, and the GPU build
+never sees this module.
+
+Out-of-range stores in the student's own code (e.g. ``Y[bx * TILE + i] = a[i]`` in a loop over a
+whole tile, no ``if``): on the C target TileLang's ``LegalizeSafeMemoryAccess``
+(``cpu/pipeline.py:52``) wraps each global load/store it cannot prove in range in an ``if``
+(``src/transform/legalize_safe_memory_access.cc:117-124, 170-177``; global buffers only), with or
+without this rewrite, and T.Parallel or T.serial alike. The labs compile with
+``tl.disable_safe_memory_legalize`` (``kernels.PASS_CONFIGS``), which turns that pass off
+(``legalize_safe_memory_access.cc:827-830``): then such a store really writes past the end of the
+output (into the lab's guard region), while ``T.copy`` tails stay guarded (T.copy emits its own
+``if``). tests/grader/test_cpu_tiles.py checks both.
+
+Also compiles and computes correctly after the rewrite (checked by hand, not in the tests):
+``T.Pipelined(..., num_stages=2)`` (the CPU pipeline has no software pipelining: an ordinary
+loop), ``T.reduce_sum`` of shared tiles, ``T.fill`` of a shared tile, ``T.annotate_layout`` on a
+fragment (dropped), ``T.gemm`` of shared tiles into a fragment, 2-d grids, and the repo's own GPU
+softmax programs (ops/softmax/tilelang/softmax.py, cached and online strategies).
+
+Limits (still fail on the C target after the rewrite, with TileLang's error):
+- ``T.reduce_max/min/absmax`` with ``annotations={"nan_propagate": True}`` on float16/bfloat16:
+  "CPU reduce does not support nan_propagate=True for float16/bfloat16 max/min/absmax: the CPU
+  codegen has no __hmax_nan/__hmin_nan equivalent intrinsics (CUDA-only)" (``reduce.cc:40-46``).
+- ``T.reduce_*(..., batch=2)``: "Check failed: op.batch == 1 (2 vs. 1) : CPU reduce: batch > 1 is
+  a GPU AllReduce barrier concept and is not supported on CPU" (``reduce.cc:70-72``).
+- a thread index (``T.get_thread_binding()``): "T.Kernel body references thread index `tx`, but
+  target `c` has no SIMT threads. Express the computation with tile-level operators (T.Parallel,
+  T.copy, ...) instead of per-thread indexing." (MaterializeKernelLaunch).
+- ``T.alloc_reducer`` (the ``local.reducer`` scope, left alone here): "CPU fill only supports local
+  and global buffers, but got dst scope `local.fragment`." (the same without this rewrite: the
+  reducer is materialized as a fragment after it runs).
+- frontend shape checks are the target's-independent ones: ``T.copy(X[i], tile)`` of a 1-d
+  global into a (1, TILE) tile raises a bare AssertionError in ``tilelang/utils/language.py``
+  ``to_buffer_region`` on any target (index a 2-d global, ``X[r, k * TILE]``, instead).
+"""
+
+from __future__ import annotations
+
+TILE_SCOPES = ("local.fragment", "shared", "shared.dyn")  # what prepare_for_cpu turns into "local"
+CPU_TARGETS = ("c", "llvm")  # TileLang's CPU targets
+_REDUCE_OP = "tl.tileop.reduce"
+
+
+def is_cpu_target(target) -> bool:
+    """Whether ``target`` ("c", "llvm", a tvm Target, or a {"kind": ...} dict) is a CPU target."""
+    if isinstance(target, dict):
+        kind = target.get("kind", "")
+    elif isinstance(target, str):
+        kind = target.split()[0] if target.strip() else ""
+    else:
+        kind = getattr(getattr(target, "kind", None), "name", str(target))
+    return kind in CPU_TARGETS
+
+
+def prepare_for_cpu(program):
+    """The tile program ``program`` (a ``T.prim_func`` PrimFunc, or an IRModule of them)
+    rewritten so TileLang's C target compiles it (see the module docstring). Idempotent; only
+    for CPU targets: a GPU build takes the program as written."""
+    import tilelang  # noqa: F401  (puts TileLang's bundled tvm on the path)
+    from tvm import IRModule, tirx
+
+    if isinstance(program, IRModule):
+        funcs = {gv: (_prepare_func(f) if isinstance(f, tirx.PrimFunc) else f) for gv, f in program.functions.items()}
+        return IRModule(funcs, attrs=program.attrs)
+    if not isinstance(program, tirx.PrimFunc):
+        raise TypeError(f"prepare_for_cpu takes a T.prim_func (a tvm PrimFunc), got {type(program).__name__}; "
+                        "a @tilelang.jit function compiles itself: write the kernel as a T.prim_func factory")
+    return _prepare_func(program)
+
+
+def compile_tiles(program, target: str = "c", **kwargs):
+    """``tilelang.compile`` for ``target``, with :func:`prepare_for_cpu` applied on a CPU target
+    only. kwargs go to tilelang.compile (execution_backend defaults to "cython")."""
+    import tilelang
+
+    kwargs.setdefault("execution_backend", "cython")
+    if is_cpu_target(target):
+        program = prepare_for_cpu(program)
+    return tilelang.compile(program, target=target, **kwargs)
+
+
+def _prepare_func(func):
+    from tvm import ir, tirx
+
+    # (a) tiles -> local arrays: one new data Var per tile; substitute() rebuilds every Buffer
+    # over it (allocations, loads/stores, tl.region arguments of tile ops).
+    vmap = {}
+
+    def collect(node):
+        buffers = ()
+        if isinstance(node, tirx.SBlock):
+            buffers = node.alloc_buffers
+        elif isinstance(node, (tirx.AllocBuffer, tirx.DeclBuffer)):
+            buffers = (node.buffer,)
+        for buf in buffers:
+            if buf.scope() in TILE_SCOPES and buf.data not in vmap:
+                vmap[buf.data] = tirx.Var(buf.data.name, ir.PointerType(ir.PrimType(buf.dtype), "local"))
+
+    tirx.stmt_functor.post_order_visit(func.body, collect)
+    body = tirx.stmt_functor.substitute(func.body, vmap) if vmap else func.body
+
+    # (b) a T.Parallel nest that touches a tile -> T.serial loops. Nests over global buffers only
+    # (and reducers) are left to TileLang's own CPU lowering.
+    new_vars = list(vmap.values())
+
+    def serialize_nest(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL and _touches(node, new_vars):
+            return tirx.stmt_functor.ir_transform(node, None, _serial, ["tirx.For"])
+        return None
+
+    body = tirx.stmt_functor.ir_transform(body, serialize_nest, None, ["tirx.For"])
+
+    # (c) mixed-dtype reduces; block annotations that name a retired Var (T.annotate_layout).
+    extra_allocs = {}  # src buffer data Var -> cast copies to allocate next to it
+
+    def rewrite(node):
+        if isinstance(node, tirx.Evaluate):
+            return _widen_reduce(node, extra_allocs)
+        if isinstance(node, tirx.SBlock):
+            return _fix_block(node, vmap, extra_allocs)
+        return None
+
+    body = tirx.stmt_functor.ir_transform(body, None, rewrite, ["tirx.Evaluate", "tirx.SBlock"])
+    if extra_allocs:
+        raise RuntimeError("prepare_for_cpu: a reduce's tile is not allocated in any block: "
+                           + ", ".join(b.name for bufs in extra_allocs.values() for b in bufs))
+    return func.with_body(body)
+
+
+def _serial(node):
+    from tvm import tirx
+
+    if node.kind != tirx.ForKind.PARALLEL:
+        return None
+    return tirx.For(node.loop_var, node.min, node.extent, tirx.ForKind.SERIAL, node.body, None, node.annotations,
+                    node.step)
+
+
+def _touches(stmt, data_vars) -> bool:
+    """Whether ``stmt`` loads or stores a buffer backed by one of ``data_vars``."""
+    from tvm import tirx
+
+    found = []
+
+    def visit(node):
+        if not found and isinstance(node, (tirx.BufferLoad, tirx.BufferStore)) \
+                and any(node.buffer.data.same_as(v) for v in data_vars):
+            found.append(node)
+
+    tirx.stmt_functor.post_order_visit(stmt, visit)
+    return bool(found)
+
+
+def _region_parts(region):
+    """(BufferLoad at the region's start, access mask, extents) of a tl.region call."""
+    return region.args[0], region.args[1], list(region.args[2:])
+
+
+def _widen_reduce(stmt, extra_allocs):
+    """A tl.tileop.reduce whose src dtype is not its dst dtype, as: cast the tile into a local
+    copy of the dst dtype (a serial loop nest), then reduce the copy. None: leave it."""
+    from tvm import ir, tirx
+
+    call = stmt.value
+    if not (isinstance(call, tirx.Call) and isinstance(call.op, ir.Op) and call.op.name == _REDUCE_OP):
+        return None
+    (src_load, src_mask, extents), (dst_load, _, _) = _region_parts(call.args[0]), _region_parts(call.args[1])
+    src, dst = src_load.buffer, dst_load.buffer
+    if src.dtype == dst.dtype or src.scope() != "local":
+        return None
+    wide = tirx.decl_buffer(extents, dst.dtype, name=f"{src.name}_{dst.dtype}", scope="local")
+    loop_vars = [tirx.Var(f"c{k}", ext.dtype) for k, ext in enumerate(extents)]
+    index_at = [base + v for base, v in zip(src_load.indices, loop_vars)]
+    cast = tirx.BufferStore(wide, tirx.Cast(dst.dtype, tirx.BufferLoad(src, index_at)), loop_vars)
+    for v, ext in reversed(list(zip(loop_vars, extents))):
+        cast = tirx.For(v, tirx.const(0, ext.dtype), ext, tirx.ForKind.SERIAL, cast)
+    zero = [tirx.const(0, ext.dtype) for ext in extents]
+    region = tirx.Call("handle", call.args[0].op, [tirx.BufferLoad(wide, zero), src_mask, *extents])
+    reduce = tirx.Call(call.dtype, call.op, [region, *call.args[1:]], annotations=call.annotations)
+    extra_allocs.setdefault(src.data, []).append(wide)
+    return tirx.SeqStmt([cast, tirx.Evaluate(reduce)])
+
+
+def _fix_block(block, vmap, extra_allocs):
+    """Allocate the cast copies next to their tiles; drop layout_map entries for retired Vars."""
+    from tvm import tirx
+
+    allocs = list(block.alloc_buffers)
+    for buf in block.alloc_buffers:
+        allocs.extend(extra_allocs.pop(buf.data, []))
+    annotations = dict(block.annotations)
+    layout_map = annotations.get("layout_map")
+    if layout_map is not None:
+        kept = {var: layout for var, layout in layout_map.items() if var not in vmap}
+        if kept:
+            annotations["layout_map"] = kept
+        else:
+            del annotations["layout_map"]
+    if len(allocs) == len(block.alloc_buffers) and len(annotations) == len(block.annotations) \
+            and (layout_map is None or len(annotations.get("layout_map", {})) == len(layout_map)):
+        return None
+    return tirx.SBlock(block.iter_vars, block.reads, block.writes, block.name_hint, block.body, block.init,
+                       allocs, block.match_buffers, annotations)

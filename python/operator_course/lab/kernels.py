@@ -1,0 +1,102 @@
+"""Running a lab kernel on one input: a compiled TileLang program or a built CUDA library.
+Used in the student's notebook and, for grading, inside the sandboxed runner.
+
+Every tensor a lab kernel sees lies inside a larger buffer with GUARD elements on each side, so
+a kernel that writes past either end of its output writes into a guard, where the judge finds
+it (judge.py), instead of into memory nobody checks. The output starts as NaN, so an element
+the kernel never writes cannot pass as a stale zero. Inputs' guards are NaN too: a kernel that
+reads past the end computes NaN rather than reading another allocation (or faulting)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import types
+
+import torch
+
+from operator_runtime_testing.operators import OPERATORS
+
+# kernels see 1-d tensors; row ops see (rows, row_len)
+ELEMENTWISE = tuple(op for op, r in OPERATORS.items() if r.kind == "elementwise")
+GUARD = 4096  # elements on each side: more than any tile a lab kernel uses
+GUARD_VALUE = -31.0  # exact in every lab dtype, and not a value a lab kernel writes by accident
+# TileLang adds bounds checks to stores it cannot prove in range (LegalizeSafeMemoryAccess); a lab
+# kernel must guard its own tail, so the labs compile without them. T.copy still guards its tiles.
+PASS_CONFIGS = {"tl.disable_safe_memory_legalize": True}
+
+
+def guarded(shape, dtype: torch.dtype, device: str, inside: torch.Tensor | None = None):
+    """(buffer, view): ``view`` of ``shape`` in the middle of ``buffer``, holding ``inside`` (or
+    NaN); the guards hold GUARD_VALUE for an output (``inside`` None) and NaN for an input."""
+    numel = math.prod(shape)
+    fill = GUARD_VALUE if inside is None else float("nan")
+    buffer = torch.full((numel + 2 * GUARD,), fill, dtype=dtype, device=device)
+    view = buffer[GUARD:GUARD + numel].view(shape)
+    view.copy_(torch.full((), float("nan")) if inside is None else inside)
+    return buffer, view
+
+
+def guarded_input(t: torch.Tensor, device: str) -> torch.Tensor:
+    return guarded(tuple(t.shape), t.dtype, device, inside=t.to(device))[1]
+
+
+def unguard(buffer, shape) -> tuple[torch.Tensor | None, list[int], list[int]]:
+    """(the output inside ``buffer``, guard offsets written before it, after it): offsets count
+    from the output's ends, 1 = the element just past it. None when it is not such a buffer."""
+    numel = math.prod(shape)
+    if not isinstance(buffer, torch.Tensor) or buffer.dim() != 1 or buffer.numel() != numel + 2 * GUARD:
+        return None, [], []
+    changed = buffer.double() != GUARD_VALUE  # NaN counts as changed
+    before = (GUARD - changed[:GUARD].nonzero().flatten()).tolist()[::-1]
+    after = (changed[GUARD + numel:].nonzero().flatten() + 1).tolist()
+    return buffer[GUARD:GUARD + numel].view(shape), before, after
+
+
+def target(device: str) -> str:
+    return "cuda" if device == "cuda" else "c"
+
+
+def compile_tilelang(program, device: str):
+    """The student's tile program for ``device``: on the CPU first made compilable for TileLang's
+    C target (fragments and shared tiles as local arrays: cpu_tiles.py says why)."""
+    from operator_runtime.tilelang_support import import_tilelang as _tilelang
+
+    tilelang = _tilelang()
+    if device != "cuda":
+        from .cpu_tiles import prepare_for_cpu
+
+        program = prepare_for_cpu(program)
+    with _nvcc_output_in_errors():
+        return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
+
+
+@contextlib.contextmanager
+def _nvcc_output_in_errors():
+    """TileLang 0.1.15 runs nvcc with its output going straight to the process's stderr (on Linux
+    it captures nothing), so its "Compilation Failed!" error holds nvcc's command and the CUDA
+    source but not nvcc's diagnostics: the student's feedback (build_errors.explain) could not
+    name the error or give its hint (seen on the H200: a bfloat16 T.gemm accumulator). While a lab
+    program compiles, nvcc's output is captured instead, and TileLang puts it into its error."""
+    import subprocess
+
+    from tilelang.jit.adapter import libgen
+
+    def run(command, **kwargs):
+        kwargs.setdefault("stdout", subprocess.PIPE)
+        kwargs.setdefault("stderr", subprocess.STDOUT)
+        return subprocess.run(command, **kwargs)
+
+    saved = libgen.subprocess
+    libgen.subprocess = types.SimpleNamespace(run=run, PIPE=subprocess.PIPE, STDOUT=subprocess.STDOUT,
+                                              DEVNULL=subprocess.DEVNULL)
+    try:
+        yield
+    finally:
+        libgen.subprocess = saved
+
+
+def run_tilelang(kernel, op: str, inputs: list[torch.Tensor], out: torch.Tensor) -> None:
+    if out.numel() == 0:  # a zero-block launch is an error on the GPU, and there is nothing to do
+        return
+    kernel(*[t.reshape(-1) if op in ELEMENTWISE else t for t in (*inputs, out)])

@@ -1,0 +1,124 @@
+"""A catalogue of the mistakes students make (tests/labs/mistakes/, one answer cell per file),
+each run through the check a student runs in their notebook: it must fail, on the input and
+with the cause and the hint its header names. The same answer graded (export, sandboxed runner,
+score) must say the same words. Each file's header:
+
+    # what: the mistake
+    # check: tilelang <op> <factory name> | cuda <op>
+    # needs: gpu           (optional: the mistake shows only when the kernel runs)
+    # says: fragment | fragment ...    (each must appear in the message)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("tilelang", reason="the labs' TileLang parts need tilelang (requirements.txt)")
+
+import tilelang.language as T  # noqa: E402
+
+from operator_course import lab  # noqa: E402
+
+FOLDER = Path(__file__).resolve().parents[1] / "labs" / "mistakes"
+HEADER = re.compile(r"^# (what|check|needs|says): ?(.*)$")
+GPU = torch.cuda.is_available()
+
+
+def parse(path: Path) -> dict:
+    spec, lines = {"needs": ""}, path.read_text().splitlines()
+    while lines and HEADER.match(lines[0]):
+        key, value = HEADER.match(lines.pop(0)).groups()
+        spec[key] = value.strip()
+    spec["check"] = spec["check"].split()
+    spec["says"] = [s.strip() for s in spec["says"].split(" | ")]
+    spec["body"] = "\n".join(lines) + "\n"
+    return spec
+
+
+MISTAKES = {p.stem: parse(p) for p in sorted(FOLDER.glob("*.py"))}
+
+
+def run_cell(name: str, body: str, folder: Path) -> dict:
+    """Runs ``body`` as ipykernel runs a cell: from a file of its own (TileLang reads the source
+    back), lines numbered from 1."""
+    path = folder / f"{name}.py"
+    path.write_text(body)
+    namespace = {"T": T, "lab": lab, "torch": torch, "__name__": "__main__"}
+    exec(compile(body, str(path), "exec", dont_inherit=True), namespace)  # not this file's __future__ flags
+    return namespace
+
+
+def check_message(spec: dict, namespace: dict) -> str:
+    kind, op = spec["check"][:2]
+    with pytest.raises(AssertionError) as e:
+        if kind == "tilelang":
+            lab.check_tilelang(op, namespace[spec["check"][2]])
+        else:
+            lab.check_cuda(op, namespace["CUDA_SOURCE"])
+    return str(e.value)
+
+
+def test_the_catalogue_holds_the_mistakes_the_issue_names():
+    assert len(MISTAKES) >= 15
+    assert {s["check"][0] for s in MISTAKES.values()} == {"tilelang", "cuda"}
+
+
+@pytest.mark.parametrize("name", sorted(MISTAKES))
+def test_each_mistake_fails_its_check_naming_the_cause_and_the_hint(name, capsys, tmp_path):
+    spec = MISTAKES[name]
+    if spec["needs"] == "gpu" and not GPU:
+        pytest.skip("this mistake shows when the kernel runs: it needs a GPU")
+    if spec["check"][0] == "cuda":
+        import shutil
+
+        if shutil.which("nvcc") is None:
+            pytest.skip("nvcc is not installed")
+    text = check_message(spec, run_cell(name, spec["body"], tmp_path))
+    missing = [s for s in spec["says"] if s not in text]
+    assert not missing, f"{name}: the message lacks {missing}:\n{text}"
+    printed = capsys.readouterr()
+    assert ": passed" not in printed.out
+    assert "source=def" not in printed.err, "TileLang's generated-code dump reached the student"
+
+
+TILELANG = sorted(n for n, s in MISTAKES.items() if s["check"][0] == "tilelang")
+
+
+@pytest.mark.parametrize("name", TILELANG)
+def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
+    """The grader's path for the same answer: export in the student's process, the kernel run by
+    the runner (a separate process; the sandbox is tested in test_grading.py), judged by score."""
+    import threading
+
+    from operator_course.grader import export
+    from operator_course.grader.assemble import CheckSpec
+    from operator_course.grader.execute import Executed
+    from operator_course.grader.sandbox import Unsandboxed
+    from operator_course.grader.score import dtype_names, plan, run_jobs, verdict
+
+    spec = MISTAKES[name]
+    if spec["needs"] == "gpu" and not GPU:
+        pytest.skip("this mistake shows when the kernel is compiled for a GPU")
+    op, factory = spec["check"][1:3]
+    namespace = run_cell(name, spec["body"], tmp_path)
+    notebook_text = check_message(spec, namespace)
+    check = CheckSpec(0, "check", 1.0, "tilelang", op, factory)
+    monkeypatch.chdir(tmp_path)
+    device = "cuda" if GPU else "cpu"  # the grader judges on its own machine, as the notebook did
+    export.save("check", "tilelang", lambda: namespace[factory], dtype_names(device), GPU, check.who, factory)
+    executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "check").iterdir()}})
+    jobs, failed = plan([check], executed, device)
+    run_jobs(list(jobs.values()), device, Unsandboxed(gpu=GPU), tmp_path / "runs", 300, tmp_path / "runner.log",
+             threading.Lock())
+    row = verdict(check, jobs.get("check"), failed.get("check"), "student", "lab")
+    assert row.status == "failed" and row.points == 0
+    if "error.txt" in executed.artifacts["check"]:
+        assert row.reason == notebook_text  # a program that does not build: word for word
+    else:  # a wrong result: the grader draws its own inputs, so the values differ, the words do not
+        missing = [s for s in spec["says"] if s not in row.reason]
+        assert not missing, f"{name}: the grader's reason lacks {missing}:\n{row.reason}"
+        assert row.reason.split(" is wrong for ")[0] == notebook_text.split(" is wrong for ")[0]

@@ -1,0 +1,286 @@
+"""The course hub, end to end on loopback: `course serve` starts JupyterHub from nothing for a
+roster of two new Unix users; both log in through the login form; their JupyterLab servers
+spawn; lab 1 (the handout with the solution's answers, saved through A's server) runs cell by
+cell in A's kernel over the WebSocket; B reaches neither A's notebook nor the instructor labs;
+then collect, grade (sandboxed, with the late rule) and return, and each student reads their
+feedback in their home. Needs root (it makes users), jupyterhub, the proxy (make hub-deps)
+and bubblewrap; in CI (CI=true) their absence fails."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+import os
+import pwd
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB = ROOT / "labs" / "01_copy.ipynb"
+PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
+COURSE = [sys.executable, "-m", "operator_course.hosting"]
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "the hub test makes Unix users: run it as root"
+    for module in ("jupyterhub", "jupyterhub_idle_culler", "tilelang", "requests"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed (requirements.txt)"
+    if not PROXY.exists() and not shutil.which("configurable-http-proxy"):
+        return "configurable-http-proxy is not installed (make hub-deps)"
+    if not shutil.which("bwrap"):
+        return "bubblewrap is not installed (the grader's sandbox)"
+    return None
+
+
+def _require():
+    reason = _missing()
+    if reason and os.environ.get("CI") and os.geteuid() == 0:
+        pytest.fail(f"CI must test the course hub: {reason} (.ci/run installs it)")
+    if reason:
+        pytest.skip(reason)
+
+
+def free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def runuser(user: str, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["runuser", "-u", user, "--", *argv], capture_output=True, text=True, cwd="/")
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory):
+    _require()
+    import requests
+
+    tmp = tmp_path_factory.mktemp("hub")
+    tag = secrets.token_hex(3)
+    a, b = f"oprt-test-a-{tag}", f"oprt-test-b-{tag}"
+    port, hub_port, api_port, site_port = free_ports(4)
+    due = datetime.now(timezone.utc) - timedelta(hours=1)  # so A's work is one (started) day late
+    (tmp / "roster.txt").write_text(f"student\n{a}\n{b}\n")
+    config = tmp / "course.toml"
+    config.write_text(f"""
+[course]
+roster = "roster.txt"
+labs = "{ROOT / 'labs'}"
+site = "{ROOT / '_build' / 'html'}"
+[hub]
+ip = "127.0.0.1"
+port = {port}
+hub_port = {hub_port}
+proxy_api_port = {api_port}
+site_port = {site_port}
+memory_gb = 6
+processes = 400
+[labs.01_copy]
+due = {due.isoformat(timespec="seconds")}
+[late]
+rule = "deduct"
+per_day = 0.1
+""")
+    token = secrets.token_hex(32)
+    opened = let_students_run_python()
+    labs_mode = os.stat(ROOT / "labs").st_mode & 0o7777
+    log = open(tmp / "hub.log", "wb")
+    started = time.monotonic()
+    proc = subprocess.Popen([*COURSE, "serve", "--config", str(config)], cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "OPRT_HUB_ADMIN_TOKEN": token}, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    admin = requests.Session()
+    admin.headers["Authorization"] = f"token {token}"
+    try:
+        deadline = time.time() + 90
+        while True:
+            try:
+                if admin.get(f"{base}/hub/api/users", timeout=5).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail(f"the hub did not start:\n{(tmp / 'hub.log').read_text()[-4000:]}")
+            time.sleep(0.5)
+        yield {"base": base, "admin": admin, "token": token, "a": a, "b": b, "tmp": tmp, "config": config,
+               "started": started, "passwords": dict(line.split() for line in
+                                                     (tmp / "_build/course/passwords.txt").read_text().splitlines())}
+    finally:
+        for user in (a, b):
+            try:
+                admin.delete(f"{base}/hub/api/users/{user}/server", timeout=30)
+            except requests.RequestException:
+                pass
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(proc.pid, sig)
+                proc.wait(timeout=30)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        for user in (a, b):
+            try:
+                uid = pwd.getpwnam(user).pw_uid
+            except KeyError:
+                continue
+            for pid in subprocess.run(["ps", "-o", "pid=", "-U", str(uid)], capture_output=True,
+                                      text=True).stdout.split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        os.chmod(ROOT / "labs", labs_mode)
+        for folder, mode in opened.items():
+            os.chmod(folder, mode)
+        log.close()
+
+
+def let_students_run_python() -> dict[Path, int]:
+    """The students' servers run this Python; where it lies under a folder only root may enter
+    (pyenv in /root), the test lets others pass through (o+x, no listing) and says so; returns
+    the modes to restore. A real course puts its Python where students can run it (README)."""
+    opened = {}
+    for path in {Path(os.path.realpath(sys.executable)), Path(sys.base_prefix).resolve()}:
+        for folder in path.parents:
+            mode = os.stat(folder).st_mode & 0o7777
+            if not mode & 0o001 and folder not in opened:
+                opened[folder] = mode
+                os.chmod(folder, mode | 0o001)
+    if opened:
+        print(f"test_hub: let other users pass through {sorted(map(str, opened))} for the test's duration")
+    return opened
+
+
+def login(base: str, user: str, password: str):
+    import requests
+
+    s = requests.Session()
+    page = s.get(f"{base}/hub/login", timeout=30)
+    xsrf = re.search(r'name="_xsrf"\s+value="([^"]+)"', page.text).group(1)
+    r = s.post(f"{base}/hub/login", data={"username": user, "password": password, "_xsrf": xsrf},
+               allow_redirects=False, timeout=60)
+    return s, r
+
+
+def test_the_course_hub_from_roster_to_returned_feedback(hub):
+    from labs.submissions import parse, student_notebook
+    from test_jupyterlab import execute_all
+
+    from operator_course.grader.notebook import read
+
+    base, admin, a, b = hub["base"], hub["admin"], hub["a"], hub["b"]
+    times = {"hub up": time.monotonic() - hub["started"]}
+
+    # accounts: homes only their owner reads
+    for user in (a, b):
+        home = Path(pwd.getpwnam(user).pw_dir)
+        assert os.stat(home).st_mode & 0o777 == 0o700 and os.stat(home).st_uid == pwd.getpwnam(user).pw_uid
+
+    # both log in through the login form; a wrong password does not
+    sessions = {}
+    for user in (a, b):
+        s, r = login(base, user, hub["passwords"][user])
+        assert r.status_code == 302, (user, r.status_code, r.text[-500:])
+        assert any(c.name.startswith("jupyterhub-") for c in s.cookies), s.cookies
+        sessions[user] = s
+    assert login(base, a, "not-the-password")[1].status_code == 403
+
+    # their servers spawn (as them), with the handout in their home
+    for user in (a, b):
+        assert admin.post(f"{base}/hub/api/users/{user}/server", timeout=60).status_code in (201, 202)
+    deadline = time.time() + 150
+    while not all(admin.get(f"{base}/hub/api/users/{u}", timeout=30).json()["servers"].get("", {}).get("ready")
+                  for u in (a, b)):
+        assert time.time() < deadline, "the servers did not become ready"
+        time.sleep(1)
+    times["servers ready"] = time.monotonic() - hub["started"]
+    for user in (a, b):
+        assert runuser(user, "test", "-r", f"{pwd.getpwnam(user).pw_dir}/labs/01_copy.ipynb").returncode == 0
+        assert "services/site" in runuser(user, "cat", f"{pwd.getpwnam(user).pw_dir}/COURSE.md").stdout
+    if (ROOT / "_build" / "html" / "index.html").exists():  # the site, from the hub's sub-path
+        index = admin.get(f"{base}/services/site/index.html", timeout=30)  # Jupyter Book's: a relative redirect
+        assert index.status_code == 200 and 'url=book/intro.html"' in index.text, index.text[:300]
+        page = admin.get(f"{base}/services/site/book/intro.html", timeout=30)
+        assert page.status_code == 200 and "Operator Runtime" in page.text
+
+    # A saves the solved lab through their server and runs every code cell in their kernel
+    nb = student_notebook(read(LAB), parse(ROOT / "tests" / "labs" / "control" / "solved.py"))
+    user_url = f"{base}/user/{a}"
+    saved = admin.put(f"{user_url}/api/contents/labs/01_copy.ipynb", json={"type": "notebook", "content": nb},
+                      timeout=60)
+    assert saved.status_code in (200, 201), saved.text[-500:]
+    kernel = admin.post(f"{user_url}/api/kernels", json={}, timeout=60).json()
+    home_a = pwd.getpwnam(a).pw_dir
+    probe = "import os, resource; print('whoami', os.getuid(), resource.getrlimit(resource.RLIMIT_NPROC)[0])"
+    cells = [f"os = __import__('os'); os.chdir({home_a + '/labs'!r})", probe] + [
+        c.source for c in nb.cells if c.cell_type == "code"]
+    replies = asyncio.run(execute_all(user_url, hub["token"], kernel["id"], cells))
+    times["lab 1 ran"] = time.monotonic() - hub["started"]
+    failed = [(cells[i][:60], r.get("ename"), r.get("evalue")) for i, r in enumerate(replies) if r["status"] != "ok"]
+    assert not failed
+    assert f"whoami {pwd.getpwnam(a).pw_uid} 400" in replies[1]["stdout"]
+    assert any("copy (TileLang): passed" in r["stdout"] for r in replies)
+
+    # B reaches neither A's notebook (files, or A's server with B's login) nor the solutions
+    assert runuser(b, "cat", f"{home_a}/labs/01_copy.ipynb").returncode != 0
+    assert runuser(b, "ls", home_a).returncode != 0
+    assert runuser(b, "cat", str(LAB)).returncode != 0
+    assert runuser(b, "ls", str(ROOT / "labs")).returncode != 0
+    stolen = sessions[b].get(f"{user_url}/api/contents/labs/01_copy.ipynb", timeout=60)
+    assert '"cells"' not in stolen.text and stolen.status_code != 200 or "/hub/login" in stolen.url, \
+        (stolen.status_code, stolen.url)
+    # B deletes their copy: a missing submission
+    assert runuser(b, "rm", f"{pwd.getpwnam(b).pw_dir}/labs/01_copy.ipynb").returncode == 0
+
+    # collect, grade (sandboxed; the late rule), return
+    config, tmp = hub["config"], hub["tmp"]
+    run = dict(capture_output=True, text=True, cwd=tmp, timeout=600)
+    collected = subprocess.run([*COURSE, "collect", "--config", str(config)], **run)
+    assert collected.returncode == 0, collected.stderr[-2000:]
+    record = json.loads((tmp / "submissions" / a / "collected.json").read_text())
+    assert record["notebooks"]["01_copy.ipynb"]["lab"] == "01_copy"
+    assert not (tmp / "submissions" / b / "01_copy.ipynb").exists()
+    graded = subprocess.run([*COURSE, "grade", "--config", str(config), "--", "--lab", "01_copy", "--jobs", "2",
+                             "--timeout", "120"], **run)
+    assert graded.returncode == 0, graded.stderr[-3000:]
+    times["graded"] = time.monotonic() - hub["started"]
+    with open(tmp / "grades" / "gradebook.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    mine = [r for r in rows if r["student"] == a and r["check"] not in ("late", "notes")]
+    earned = sum(float(r["points"]) for r in mine)
+    assert {r["check"]: r["status"] for r in mine}["copy-tilelang"] == "passed"
+    late = [r for r in rows if r["student"] == a and r["check"] == "late"]
+    assert len(late) == 1 and float(late[0]["points"]) == pytest.approx(-round(earned * 0.1, 2)), late
+    theirs = [r for r in rows if r["student"] == b and r["lab"] == "01_copy" and r["status"] != "note"]
+    assert theirs and all(float(r["points"]) == 0 and "no notebook submitted" in r["reason"] for r in theirs)
+    returned = subprocess.run([*COURSE, "return", "--config", str(config)], **run)
+    assert returned.returncode == 0, returned.stderr[-2000:]
+    for user in (a, b):
+        path = f"{pwd.getpwnam(user).pw_dir}/feedback/grades.md"
+        assert f"# Feedback for {user}" in runuser(user, "cat", path).stdout
+        assert os.stat(path).st_uid == pwd.getpwnam(user).pw_uid
+    assert runuser(b, "cat", f"{home_a}/feedback/grades.md").returncode != 0
+    times["returned"] = time.monotonic() - hub["started"]
+    print("hub test, seconds since start:", {k: round(v, 1) for k, v in times.items()})

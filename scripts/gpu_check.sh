@@ -33,7 +33,7 @@ step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the ou
 
 sanitize() {  # compute-sanitizer TOOL [BACKEND] over the correctness cases (f32 and bf16)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
-    python3 -m pytest tests/ops -q -x --backend "${2:-nvidia}" -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
+    python3 -m pytest tests/runtime/ops -q -x --backend "${2:-nvidia}" -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
 }
 
 sanitize_matmul() {  # compute-sanitizer TOOL FILTER over matmul's correctness cases (pytest -k FILTER)
@@ -49,7 +49,7 @@ MATMUL_RACECHECK="(tiles-with-tails or a-transposed or both-transposed or batche
 step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAKE_BUILD_TYPE=Release \
   && cmake --build $BUILD -j$(nproc)"
 step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider
-step test-tilelang python3 -m pytest tests/ops tests/runtime/test_tilelang_compile.py tests/runtime/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
+step test-tilelang python3 -m pytest tests/runtime/ops tests/runtime/test_tilelang_compile.py tests/runtime/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
 step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
 step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
 # the timing a cheater cannot fool: lab 1's performance class graded on this GPU (also part of "test")

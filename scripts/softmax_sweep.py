@@ -130,7 +130,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", help="write every row here (default: $OUT/softmax_sweep.json when OUT is set)")
     parser.add_argument("--only", nargs="*", help="group names (default: all but the softmax-long ones, which "
-                        "scripts/gpu_closing_round.sh runs: they add ~1 GiB tensors and half a minute)")
+                        "take --only: they add ~1 GiB tensors and half a minute)")
     parser.add_argument("--quick", action="store_true", help="fewer RowGroups shapes (rows <= 2, stages 0 or 2)")
     args = parser.parse_args()
     if not torch.cuda.is_available():

@@ -35,15 +35,15 @@ from multiprocessing import get_context
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "ops"), str(ROOT / "python")]
+sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "runtime" / "ops"), str(ROOT / "python")]
 
 import torch  # noqa: E402
 
 from operator_course.book import steps as step_files  # noqa: E402
+from operator_course.book.roofline import compute_peak_gflops  # noqa: E402
 from operator_course.lab.cases import TORCH_OPS, flops, input_shapes, output_shape  # noqa: E402
 from operator_runtime_testing.operators import OPERATORS  # noqa: E402
 from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
-from operator_course.book.roofline import compute_peak_gflops  # noqa: E402
 from operator_runtime_testing.timing import time_callable  # noqa: E402
 
 # (shape, what it shows): every one over 60 MB of traffic in float32, so L2 cannot hold it (each

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE / "ops")]
+sys.path[:0] = [str(HERE), str(HERE / "runtime" / "ops")]
 
 import torch  # noqa: E402
 
@@ -49,9 +49,9 @@ def row_line(r: PerformanceResult) -> str:
 
 
 def run_tests(ops: list[str], backend: str, extra: list[str]) -> int:
-    selection = [str(HERE / "ops" / f"test_{op}.py") for op in ops]
+    selection = [str(HERE / "runtime" / "ops" / f"test_{op}.py") for op in ops]
     keyword = [] if len(ops) == len(ort.OPS) else ["-k", " or ".join(ops)]
-    properties = [str(HERE / "ops" / "test_properties.py"), str(HERE / "test_c_contract.py")]
+    properties = [str(HERE / "runtime" / "ops" / "test_properties.py"), str(HERE / "runtime" / "test_c_contract.py")]
     cmd = [sys.executable, "-m", "pytest", "-q", "--backend", backend, *selection, *extra]
     code = subprocess.call(cmd)
     return code or subprocess.call([sys.executable, "-m", "pytest", "-q", "--backend", backend, *properties,

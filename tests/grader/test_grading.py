@@ -127,6 +127,22 @@ def test_every_submission_scores_what_its_kernel_deserves(graded, kind):
     assert not wrong, "\n".join(wrong)
 
 
+MISSING_MODULE = re.compile(r"No module named '(operator_[\w.]+)'")
+
+
+def test_every_attack_reaches_the_course_it_attacks(graded):
+    """A submission that dies importing a course module that does not exist (a name left stale by
+    a rename) fails for the wrong reason: its attack never ran. A module that exists but was made
+    unimportable by the submission itself (a mocked package) is the attack working."""
+    def exists(module: str) -> bool:
+        base = ROOT / "python" / module.replace(".", "/")
+        return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+    stale = sorted({f"{student}: imports {name}" for (student, _), row in rows(graded).items()
+                    for name in MISSING_MODULE.findall(row["reason"]) if not exists(name)})
+    assert not stale, "these submissions import course modules that do not exist:\n" + "\n".join(stale)
+
+
 def test_malformed_inputs_each_get_a_row_with_the_reason(graded):
     book = rows(graded)
     for student, word in graded["malformed"].items():

@@ -34,7 +34,8 @@ from operator_course.lab import kernels
 from operator_course.grader import program_check  # noqa: E402
 from operator_course.lab.judge import judge, lab_cases  # noqa: E402
 from operator_course.grader.notebook import lab_meta, read  # noqa: E402
-from operator_course.grader.program_check import (GLOBAL_SYMBOL, ProgramRefused, check_generated_source, check_program, compile_checked, load_program)
+from operator_course.grader.program_check import (GLOBAL_SYMBOL, ProgramRefused, check_generated_source, check_program,
+                                                  compile_checked, load_program)
 
 ROOT = Path(__file__).resolve().parents[2]
 DTYPES = ("float32", "float16", "bfloat16")

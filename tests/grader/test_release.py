@@ -12,7 +12,8 @@ import nbformat
 import pytest
 
 from operator_course.grader import release as release_module
-from operator_course.grader.notebook import (SOLUTION_BEGIN, SOLUTION_END, STUB, MarkerError, solution_lines, strip_solutions)
+from operator_course.grader.notebook import (SOLUTION_BEGIN, SOLUTION_END, STUB, MarkerError, solution_lines,
+                                             strip_solutions)
 from operator_course.grader.release import LeakError, release, release_notebook, secret_lines
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -106,7 +106,7 @@ def all_steps() -> list[Step]:
 def check(step: Step, compile_for_gpu: bool = True) -> None:
     """The lab's correctness check for a step file (every lab input, the lab's judge): natively on
     a GPU; without one, CUDA through the CPU path and TileLang through its C target. The
-    production step is the runtime's and is tested by tests/ops; here it is skipped."""
+    production step is the runtime's and is tested by tests/runtime/ops; here it is skipped."""
     from operator_course.lab import checks
 
     if step.production:

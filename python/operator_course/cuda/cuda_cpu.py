@@ -51,7 +51,9 @@ import torch
 
 from operator_runtime_testing.operators import OPERATORS
 from . import cuda_build
-from .cuda_cpu_toolchain import (HERE, INCLUDE, LINK_FLAGS, PREAMBLE, RUNTIME, RUNTIME_FLAGS, STUDENT_FLAGS, NoCompiler, gxx as _gxx, runtime_hash as _runtime_hash)
+from .cuda_cpu_toolchain import (HERE, INCLUDE, LINK_FLAGS, PREAMBLE, RUNTIME, RUNTIME_FLAGS, STUDENT_FLAGS,
+                                 NoCompiler,
+                                 gxx as _gxx, runtime_hash as _runtime_hash)
 
 # What the student's object may import beyond cuda_build's allowlist: the calls the
 # instrumentation inserts, our runtime's functions (namespace __cuda_cpu), C's math functions

@@ -5,7 +5,7 @@
         [--memory-gb G] [--disk-gb G] [--cpu-verdicts count|pending] [--per-process-limits]
 
 Student code decides nothing. Each submission is graded in stages:
-  1. collect   read every notebook once, as data (collect.py)
+  1. collect   read every notebook once, as data (submissions.py)
   2. assemble  the instructor's notebook with only the student's answer cells taken, each check
                replaced by a cell that exports what it judges (assemble.py)
   3. execute   run that in the student's own bubblewrap sandbox (sandbox.py, execute.py)

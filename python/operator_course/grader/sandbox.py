@@ -5,7 +5,7 @@ What the sandboxed command sees and may do:
     process limit is per submission; otherwise the grader's uid inside a user namespace),
   - its own PID, IPC, UTS and network namespaces (loopback only: Jupyter's kernel talks over it),
   - a read-only view of the system (/usr, /etc, ...) and of the course environment (Python, the
-    venv, the operator_runtime packages, CUDA), with the protected folders (instructor labs,
+    venv, the operator_runtime and operator_course packages, CUDA), with the protected folders (instructor labs,
     submissions, the grader's output) masked by empty tmpfs even where they lie inside those,
   - a private /tmp and exactly one writable folder, its work dir (mounted at /home/student, its HOME),
   - limits for the whole run (cgroups.py): memory of all its processes together (tmpfs pages it
@@ -231,10 +231,11 @@ def _unique(paths) -> list[Path]:
 def course_paths() -> list[Path]:
     """What a sandboxed course process needs to read: the interpreter, the venv, the packages
     (``operator_runtime`` may be an editable install pointing into a checkout), CUDA."""
+    import operator_course
     import operator_runtime_testing
 
     paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix).resolve(), Path(sys.executable).resolve().parent.parent,
-             Path(operator_runtime_testing.__file__).resolve().parents[1]}
+             *(Path(package.__file__).resolve().parents[1] for package in (operator_course, operator_runtime_testing))}
     for entry in sys.path:  # site-packages, and PYTHONPATH entries (the GPU machine's packs)
         if entry and os.path.isabs(entry) and os.path.isdir(entry) and entry != os.getcwd():
             paths.add(Path(entry).resolve())

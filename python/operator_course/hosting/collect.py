@@ -5,7 +5,7 @@ saved (its mtime, also kept on the copy). Each run is a fresh snapshot.
 Read as root from homes students control, so only what is theirs is taken: the folder and each
 notebook must be owned by the student and not links (a link to a classmate's notebook, or a hard
 link to any file, is skipped, with the reason in collected.json), each read with
-lab.collect.read_regular, which checks the opened file itself."""
+operator_course.grader.submissions.read_regular, which checks the opened file itself."""
 
 from __future__ import annotations
 

@@ -12,8 +12,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import accounts, config
-from .spawner import CourseSpawner, gpus, place_handout
+# JupyterHub executes this file outside any package (jupyterhub -f): absolute imports only
+from operator_course.hosting import accounts, config
+from operator_course.hosting.spawner import CourseSpawner, gpus, place_handout
 
 c = get_config()  # noqa: F821 - defined by JupyterHub when it reads this file
 course = config.load(Path(os.environ["OPRT_COURSE_CONFIG"]))

@@ -34,7 +34,7 @@ def prepare(course: Course) -> list[str]:
     for folder, bits in [(course.handout, 0o005), *((p, 0o001) for p in course.handout.parents)]:
         os.chmod(folder, os.stat(folder).st_mode | bits)  # students copy the handout from here
     try:
-        probe = accounts.as_user(names[0], [sys.executable, "-c", "import operator_runtime_testing"],
+        probe = accounts.as_user(names[0], [sys.executable, "-c", "import operator_course.lab"],
                                  capture_output=True, text=True).stderr if names else ""
     except PermissionError as e:
         probe = str(e)

@@ -14,8 +14,8 @@ __all__ = ["check_cuda", "check_performance", "check_tilelang", "compare_tilelan
 
 
 def __getattr__(name: str):
-    # The checks need torch (seconds to import); the instructor tools in this package (release,
-    # grade) must not pay for it, nor need it for --help. So .checks loads on first use.
+    # The checks need torch (seconds to import); the instructor tools (operator_course.grader:
+    # release, grade) must not pay for it, nor need it for --help. So .checks loads on first use.
     if name in __all__:
         from . import checks
 

@@ -12,7 +12,7 @@ class FakeExport:
 
 
 def hooked(name, globals=None, locals=None, fromlist=(), level=0):
-    if "lab.export" in name or (name.endswith(".lab") and "export" in (fromlist or ())):
+    if "grader.export" in name or (name.endswith(".grader") and "export" in (fromlist or ())):
         return FakeExport
     return real_import(name, globals, locals, fromlist, level)
 

@@ -4,12 +4,13 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.requirements-installed
 
-.PHONY: course build book test test-cpu bench gpu-check clean help hub hub-deps
+.PHONY: course build book test test-cpu bench gpu-check clean help hub hub-deps handout
 
 help:
 	@echo "make course     install, build the runtime, execute the chapters: site in _build/html"
 	@echo "make test       every test (runtime on all available backends)"
 	@echo "make build      rebuild the native libraries after editing ops/ or runtime/"
+	@echo "make handout    a student's copies of the labs in handout/ (then: .venv/bin/jupyter lab handout/)"
 	@echo "make bench      benchmark every op against torch (JSON in _build/bench.json)"
 	@echo "make hub        the course server: JupyterHub for the roster in course.toml (root; README)"
 	@echo "make gpu-check  the whole GPU check (run on the GPU machine: scripts/gpu_check.sh)"
@@ -37,6 +38,12 @@ book: build
 
 course: book
 	@echo "course site: _build/html/index.html"
+
+# A student's copies of the labs (no solutions, no hidden checks) in handout/, beside labs/ so the
+# chapter links resolve. Work there: .venv/bin/jupyter lab handout/
+handout: build
+	$(BIN)/python -m operator_course.grader.release labs -o handout
+	@echo "now: .venv/bin/jupyter lab handout/"
 
 # Every test: runtime (all available backends), chapters under nbval, and the built site
 # in headless Chromium; so the site is built first.

@@ -1,7 +1,8 @@
 """Write the student versions of the instructor labs.
 
-    python -m operator_course.grader.release labs/ -o _build/labs-release
+    python -m operator_course.grader.release labs/ -o handout/           # `make handout`: a student's copies
     python -m operator_course.grader.release labs/ -o book/labs --site   # the course site's copies
+    python -m operator_course.grader.release labs/ -o /srv/handout --chapters https://course.example/site
 
 Solutions become stubs raising NotImplementedError, hidden checks are removed, outputs are
 cleared (a student sees a fresh notebook). A solution marker that is misspelled, nested or left
@@ -9,6 +10,9 @@ open stops the release, naming file, cell and line, before anything is written. 
 notebook is then checked to hold no solution line, found in the instructor notebook without the
 stripping code, so a fault in that code cannot hide its own leak. ``--site`` writes the copies
 the course site renders: links to chapters are made relative to book/labs/ instead of labs/.
+``--chapters URL`` points the links at the published site (``URL/book/ops/copy.html``), for a
+handout that lives outside the repository (a student's ~/labs on the hub). Without either, the
+links are those of labs/ and hold for any folder beside it (``handout/``).
 """
 
 from __future__ import annotations
@@ -52,8 +56,12 @@ def secret_lines(nb) -> set[str]:
     return secret
 
 
-def release_notebook(nb, site: bool = False, label: str = "<notebook>"):
-    """The student version of one instructor notebook; ``label`` names it in errors."""
+CHAPTER_LINK = re.compile(r"\]\(\.\./book/([^)#]+)\.md(#[^)]*)?\)")
+
+
+def release_notebook(nb, site: bool = False, label: str = "<notebook>", chapters: str | None = None):
+    """The student version of one instructor notebook; ``label`` names it in errors; ``chapters``:
+    the site's URL, which chapter links then point at (see the module's docstring)."""
     student = copy.deepcopy(nb)
     # cells keep their instructor-notebook index in errors, the one an instructor sees
     kept = [(i, c) for i, c in enumerate(student.cells) if not lab_meta(c).get("hidden")]
@@ -63,6 +71,9 @@ def release_notebook(nb, site: bool = False, label: str = "<notebook>"):
             cell.outputs, cell.execution_count = [], None
         elif site:  # labs/X.ipynb links ../book/ops/Y.md; the site's copy lives in book/labs/
             cell.source = cell.source.replace("](../book/", "](../")
+        elif chapters:  # the published page of ../book/ops/Y.md is book/ops/Y.html
+            base = chapters.rstrip("/")
+            cell.source = CHAPTER_LINK.sub(lambda m: f"]({base}/book/{m[1]}.html{m[2] or ''})", cell.source)
     student.cells = [c for _, c in kept]
     leaked = sorted(line for line in secret_lines(nb) if any(line in c.source for c in student.cells))
     if leaked:
@@ -70,10 +81,11 @@ def release_notebook(nb, site: bool = False, label: str = "<notebook>"):
     return student
 
 
-def release(labs: Path, out: Path, site: bool = False) -> list[Path]:
+def release(labs: Path, out: Path, site: bool = False, chapters: str | None = None) -> list[Path]:
     # every notebook is released in memory first: a bad marker in the last lab leaves no
     # half-written release behind
-    students = {path: release_notebook(read(path), site, str(path)) for path in instructor_labs(labs).values()}
+    students = {path: release_notebook(read(path), site, str(path), chapters)
+                for path in instructor_labs(labs).values()}
     out.mkdir(parents=True, exist_ok=True)
     written = []
     for path, student in students.items():
@@ -88,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("labs", type=Path, help="folder of instructor notebooks")
     parser.add_argument("-o", "--out", type=Path, required=True, help="folder for the student versions")
     parser.add_argument("--site", action="store_true", help="links for the copies in book/labs/")
+    parser.add_argument("--chapters", metavar="URL", help="the course site's URL: chapter links point there")
     args = parser.parse_args(argv)
     if not args.labs.is_dir():
         parser.error(f"{args.labs} is not a folder (expected the folder of instructor notebooks)")
@@ -95,10 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{args.labs} holds no notebooks (*.ipynb)")
     if args.out.exists() and not args.out.is_dir():
         parser.error(f"--out {args.out} is a file, not a folder")
+    if args.site and args.chapters:
+        parser.error("--site and --chapters are two places for the links: give one")
     if args.out.resolve() == args.labs.resolve():
         parser.error("--out must differ from the instructor folder (the release would overwrite solutions)")
     try:
-        written = release(args.labs, args.out, args.site)
+        written = release(args.labs, args.out, args.site, args.chapters)
     except MarkerError as e:  # the instructor's to fix: the message says where, a traceback adds nothing
         parser.exit(2, f"{parser.prog}: error: {e}\n")
     except LeakError as e:

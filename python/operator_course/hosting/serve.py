@@ -30,7 +30,7 @@ def prepare(course: Course) -> list[str]:
     made = accounts.ensure(names, course.passwords)
     if made:
         print(f"made {len(made)} accounts; their passwords are in {course.passwords} (root only)")
-    release(course.labs, course.handout)
+    release(course.labs, course.handout, chapters="/services/site")  # the hub serves the site there
     for folder, bits in [(course.handout, 0o005), *((p, 0o001) for p in course.handout.parents)]:
         os.chmod(folder, os.stat(folder).st_mode | bits)  # students copy the handout from here
     try:

@@ -7,6 +7,8 @@ graded on that machine."""
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from operator_runtime_testing import verified_timing
@@ -16,6 +18,28 @@ from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import compile_tilelang, run_tilelang
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict on a wrong answer: the message is what the student needs, so IPython
+    shows it alone (``_render_traceback_``), not the frames of this package that led to it.
+    Anywhere else (pytest, the grader) it is the AssertionError it always was."""
+
+    def _render_traceback_(self) -> list[str]:
+        return ["\x1b[0;31mCheckFailed\x1b[0m: " + str(self).replace("\n", "\n    ")]
+
+
+def verdict(check):
+    """A public check whose AssertionError reaches the notebook as a CheckFailed."""
+    @functools.wraps(check)
+    def run(*args, **kwargs):
+        try:
+            return check(*args, **kwargs)
+        except CheckFailed:
+            raise
+        except AssertionError as e:
+            raise CheckFailed(str(e)) from None
+    return run
 
 
 def _device() -> str:
@@ -66,6 +90,7 @@ def _show_details(summary: str, text: str) -> None:
         display(HTML(f"<details><summary>{summary}</summary><pre>{html.escape(text)}</pre></details>"))
 
 
+@verdict
 def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
     """Compile ``program_factory(dtype, gpu)`` for this machine (cuda on a GPU, TileLang's C
     target on the CPU) and compare it with torch on every lab input."""
@@ -89,6 +114,7 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
     print(f"{op} ({name}): passed")
 
 
+@verdict
 def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: bool = True) -> None:
     """Compile the student's CUDA source with nvcc and run it on every lab input: on a GPU
     natively; without one the kernel is compiled for sm_90 (it must build for the GPU) and runs on
@@ -164,6 +190,7 @@ def _fault_on_cpu_path(op: str, source: str, own_launch: bool) -> str | None:
     return None
 
 
+@verdict
 def check_performance(op: str, source: str, fraction: float) -> None:
     """On a GPU: the student's CUDA kernel must reach ``fraction`` of torch's speed, the geometric
     mean over the benchmark shape and an odd one (larger than L2; matmul's in float32, timed in

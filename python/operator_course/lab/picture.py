@@ -26,7 +26,7 @@ def strip(mask: torch.Tensor, title: str):
 
     cells = pooled(mask)
     rows = mask.reshape(-1, mask.shape[-1]).shape[0] if mask.dim() > 1 else 1
-    fig = Figure(figsize=(7, 0.6 + 0.12 * min(cells.shape[0], 24)))
+    fig = Figure(figsize=(7, 0.9 + 0.12 * min(cells.shape[0], 24)))
     ax = fig.add_subplot()
     ax.imshow(cells.numpy(), aspect="auto", interpolation="nearest", cmap=ListedColormap(["#e8eef4", "#d62728"]),
               vmin=0, vmax=1, extent=(0, mask.shape[-1], rows, 0))
@@ -34,17 +34,31 @@ def strip(mask: torch.Tensor, title: str):
     ax.set_ylabel("row" if mask.dim() > 1 else "")
     ax.set_yticks([] if rows == 1 else ax.get_yticks())
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
     return fig
 
 
+def png(mask: torch.Tensor, title: str) -> bytes:
+    """The strip as PNG bytes: an image every front end shows (JupyterLab, nbconvert, the site,
+    an executed notebook's file), with no inline backend or pyplot state needed. The margins are
+    cut to the drawing when saved (tight_layout warned on the short strips)."""
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = strip(mask, title)
+    FigureCanvasAgg(fig)
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=100, bbox_inches="tight")
+    return out.getvalue()
+
+
 def show(mask: torch.Tensor, title: str) -> None:
-    """Displays the strip in a notebook; elsewhere (a terminal, a test) does nothing."""
+    """Displays the strip as an image in a notebook; elsewhere (a terminal, a test) does nothing."""
     try:
         from IPython import get_ipython
-        from IPython.display import display
+        from IPython.display import Image, display
     except ImportError:
         return
     if get_ipython() is None or mask is None or mask.numel() < 2:
         return
-    display(strip(mask, title))
+    display(Image(data=png(mask, title), format="png"))

@@ -41,7 +41,7 @@ course: book
 
 # A student's copies of the labs (no solutions, no hidden checks) in handout/, beside labs/ so the
 # chapter links resolve. Work there: .venv/bin/jupyter lab handout/
-handout: build
+handout: $(STAMP)
 	$(BIN)/python -m operator_course.grader.release labs -o handout
 	@echo "now: .venv/bin/jupyter lab handout/"
 

@@ -1,1 +1,2 @@
-"""Benchmark entries, one module per operator: torch's peer and the FLOP count."""
+"""What an operator's benchmark needs beyond its record (operators/<op>.py: torch's peer, FLOPs):
+a module here only where it draws its own inputs (matmul: shapes are (M, N, K))."""

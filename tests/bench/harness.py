@@ -1,7 +1,9 @@
 """Measuring one operator on one backend against torch, shape by shape (cases.benchmark_cases()).
 
-Ours is the steady state a user gets: a prepared descriptor's run(). Torch is measured on
-the same tensors in the same process, eager and (optionally) torch.compile'd. On a tiny
+Ours is the steady state a user gets: a prepared descriptor's run(). Torch (the record's
+torch_call) is measured on the same tensors in the same process, eager and (optionally)
+torch.compile'd; FLOPs are the record's too (operators/<op>.py). An op whose benchmark draws
+its own inputs has a module in tests/bench/ (matmul's: shapes are (M, N, K)). On a tiny
 tensor, host time per call: prepared run() and the eager call (ort.<op>(..., out=)), each
 beside torch's.
 """
@@ -16,6 +18,7 @@ import torch
 
 import operator_runtime as ort
 from cases import load
+from operator_runtime_testing.operators import get
 from operator_runtime_testing.performance import PerformanceResult
 from operator_course.book.roofline import compute_peak_gflops
 from operator_runtime_testing.timing import host_time_us, time_callable
@@ -56,9 +59,9 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
                  notes: tuple[str, ...] = ()) -> list[PerformanceResult]:
     """select: only the benchmark cases it accepts, and no host-overhead row (--shapes);
     notes: added to every row (e.g. which kernel strategy an environment variable chose)."""
-    cases, bench = load(op), importlib.import_module(f"bench.{op}")
+    cases, bench, record = load(op), _bench_module(op), get(op)
     api, prepare = getattr(ort, cases.API), getattr(ort, cases.PREPARE)
-    compiled = torch.compile(bench.torch_op) if torch_compile else None
+    compiled = torch.compile(record.torch_call) if torch_compile else None
     gen = torch.Generator().manual_seed(0)
     results = []
     todo = cases.benchmark_cases()
@@ -94,18 +97,28 @@ def benchmark_op(op: str, backend: str, device: str, *, torch_compile: bool, ful
     row = _measure(op, backend, device, attrs, x, out, prepare, bench, None, ceiling)
     with prepare(out, *x, **attrs, backend=backend) as p:
         row.host_us = host_time_us(p.run, device)
-    row.torch_host_us = host_time_us(lambda: bench.torch_op(torch.empty_like(out), *x, **attrs), device)
+    row.torch_host_us = host_time_us(lambda: record.torch_call(torch.empty_like(out), *x, **attrs), device)
     # Eager: the call a user writes, into an out it owns, against torch's call writing into out.
     row.eager_host_us = host_time_us(lambda: api(*x, **attrs, out=out, backend=backend), device)
-    row.torch_out_host_us = host_time_us(lambda: bench.torch_op(out_torch, *x, **attrs), device)
+    row.torch_out_host_us = host_time_us(lambda: record.torch_call(out_torch, *x, **attrs), device)
     results.append(row)
     return results
+
+
+def _bench_module(op: str):
+    """tests/bench/<op>.py where the op's benchmark draws its own inputs, else None."""
+    try:
+        return importlib.import_module(f"bench.{op}")
+    except ModuleNotFoundError as e:
+        if e.name != f"bench.{op}":
+            raise
+        return None
 
 
 def _inputs(bench, shape, dtype, count, device, gen) -> list[torch.Tensor]:
     """The op's inputs for a benchmark shape: ``count`` tensors of ``shape``, unless the bench
     module makes its own (matmul: shape is (M, N, K), the inputs (M, K) and (K, N))."""
-    if hasattr(bench, "make_inputs"):
+    if bench is not None and hasattr(bench, "make_inputs"):
         return bench.make_inputs(shape, dtype, device, gen)
     return [torch.randn(shape, generator=gen).to(device=device, dtype=dtype) for _ in range(count)]
 
@@ -115,8 +128,9 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
     notes = []
     with prepare(out, *inputs, **attrs, backend=backend) as p:
         ours = time_callable(p.run, device)
-    theirs = time_callable(lambda: bench.torch_op(torch_out, *inputs, **attrs), device)
-    expected = bench.torch_op(torch_out, *inputs, **attrs)
+    record = get(op)
+    theirs = time_callable(lambda: record.torch_call(torch_out, *inputs, **attrs), device)
+    expected = record.torch_call(torch_out, *inputs, **attrs)
     if not torch.allclose(out.float(), expected.float(), rtol=1e-2, atol=1e-3, equal_nan=True):
         notes.append("result differs from torch")  # a fast wrong kernel must not look good
     compiled_ms = None
@@ -125,15 +139,15 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
             compiled_ms = time_callable(lambda: compiled(torch_out, *inputs, **attrs), device).median_ms
         except Exception as e:  # report, do not abort the run: eager torch stays the peer
             notes.append(f"torch.compile failed: {type(e).__name__}")
-    numel = inputs[0].numel()
     moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
     # Element-wise and row ops count FLOPs per input element; matmul counts its own (2 M N K).
-    flops = bench.flops(inputs) if hasattr(bench, "flops") else bench.FLOPS_PER_ELEMENT * numel
+    flops = record.call_flops(inputs)
     shape = bench.row_shape(inputs) if hasattr(bench, "row_shape") else list(inputs[0].shape)
     dtype = DTYPE_NAMES[inputs[0].dtype]
     return PerformanceResult(
         op=op, backend=backend, shape=shape, dtype=dtype, attrs=dict(attrs),
         latency_ms=ours.median_ms, latency_p10_ms=ours.p10_ms, latency_p90_ms=ours.p90_ms, bytes=moved,
         flops=flops, torch_ms=theirs.median_ms, torch_compile_ms=compiled_ms,
-        ceiling_gbps=ceiling, peak_gflops=compute_peak_gflops(device, dtype, tensor_cores=op == "matmul"), notes=notes,
+        ceiling_gbps=ceiling, peak_gflops=compute_peak_gflops(device, dtype, tensor_cores=record.kind == "matmul"),
+        notes=notes,
     )

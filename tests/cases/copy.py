@@ -5,15 +5,6 @@ import torch
 from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
 
 API, PREPARE = "copy", "prepare_copy"
-EXACT = True  # a copy or a round-to-nearest-even conversion has exactly one right answer
-
-
-def reference(input, dtype=None):
-    return torch.empty(input.shape, dtype=dtype or input.dtype).copy_(input.cpu())
-
-
-def extra_atol(input, dtype=None):
-    return 0.0
 
 
 def correctness_cases():

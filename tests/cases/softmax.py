@@ -5,15 +5,6 @@ import torch
 from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
 
 API, PREPARE = "softmax", "prepare_softmax"
-EXACT = False
-
-
-def reference(input, dim):
-    return torch.softmax(input.cpu().double(), dim)
-
-
-def extra_atol(input, dim):
-    return 0.0
 
 
 def correctness_cases():

@@ -1,19 +1,8 @@
 """vector_add: a + b with torch broadcasting."""
 
-import torch
-
 from .spec import Case, BenchCase, ErrorCase, T, common_error_cases
 
 API, PREPARE = "vector_add", "prepare_vector_add"
-EXACT = False
-
-
-def reference(a, b):
-    return a.cpu().double() + b.cpu().double()
-
-
-def extra_atol(a, b):
-    return 0.0
 
 
 def correctness_cases():

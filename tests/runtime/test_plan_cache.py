@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import operator_runtime as ort
-from cases import load
+from cases import exact, extra_atol, reference
 from operator_runtime._internal import plan_cache
 from operator_runtime_testing.assertions import assert_matches_torch
 
@@ -28,9 +28,8 @@ def empty_cache():
 
 
 def check(op, result, *inputs, **attrs):
-    cases = load(op)
-    assert_matches_torch(result, cases.reference(*inputs, **attrs), exact=cases.EXACT,
-                         extra_atol=cases.extra_atol(*inputs, **attrs), what=op)
+    assert_matches_torch(result, reference(op, *inputs, **attrs), exact=exact(op),
+                         extra_atol=extra_atol(op, *inputs, **attrs), what=op)
 
 
 def randn(shape, gen, device, dtype=torch.float32):

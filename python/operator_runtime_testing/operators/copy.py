@@ -1,5 +1,7 @@
 """copy: y = x, element by element (lab 1, the first chapter)."""
 
+import torch
+
 from .record import CudaLab, Operator
 
 RECORD = Operator(
@@ -13,8 +15,10 @@ RECORD = Operator(
     bench_shape=(1 << 26,),
     input_shapes=lambda s: [s],
     output_shape=lambda s: s,
-    reference=lambda x: x.clone(),
-    torch_op=lambda out, x: out.copy_(x),
+    # dtype: copy's conversion (out already has it); the answer is the converted input, no arithmetic
+    torch_call=lambda out, input, dtype=None: out.copy_(input),
+    reference_call=lambda input, dtype=None: torch.empty(input.shape, dtype=dtype or input.dtype,
+                                                          device=input.device).copy_(input),
     exact=True,  # no arithmetic: bit-equal
     # a grid smaller than the data for large inputs, so the kernel must loop (grid-stride)
     cuda=CudaLab(pointers=("x", "y"), sizes=("n",), empty="n == 0",

@@ -3,9 +3,10 @@ benchmarks know about an operator, in one place (one file per operator next to t
 
 What the runtime itself needs (the C name, input names, attribute types, how the TileLang
 backend maps a call) is the runtime's: ``operator_runtime/ops/<op>.py``'s ``SIGNATURE``. The
-record reads it (``signature``) and never repeats it. The test cases, their float64 reference and
-tolerances are ``tests/cases/<op>.py`` (the OpInfo table); the benchmark's torch peer and FLOPs,
-``tests/bench/<op>.py``.
+record reads it (``signature``) and never repeats it. What an operator computes is here once, for
+the public call (``torch_call``, ``reference_call``, ``extra_atol_call``, its FLOPs): the runtime's
+tests and benchmarks use it as it is, the labs through ``lab_attrs`` (a lab's call: the last dim
+of a row op). Only the test cases themselves are ``tests/cases/<op>.py`` (the OpInfo table).
 
 Shapes here follow the labs' convention: element-wise ops take 1-d lengths, row ops
 (rows, row_len) reduced or normalised over the last dim, matmul (M, N, K) with A (M, K) and B (K, N).
@@ -62,15 +63,22 @@ class Operator:
     bench_shape: tuple
     input_shapes: Callable[[tuple], list[tuple]]
     output_shape: Callable[[tuple], tuple]
-    reference: Callable[..., torch.Tensor]      # float64 inputs -> torch's answer (last dim for row ops)
-    torch_op: Callable[..., torch.Tensor]       # (out, *inputs): torch's op writing into out, the timing peer
+    # the public call (ort.<op>(*inputs, **attrs)): torch's op writing into out (softmax's allocates: it
+    # has no out= form), the peer of every benchmark and timing; the float64 answer on the inputs'
+    # device; how far float32 accumulation may drift beyond tolerances.py's atol (None: not at all)
+    torch_call: Callable[..., torch.Tensor]
+    reference_call: Callable[..., torch.Tensor]
+    extra_atol_call: Callable[..., object] | None = None
+    # FLOPs of one call on its inputs: per element of the first input, or (matmul) counted by flops_call
+    flops_per_element: int = 0
+    flops_call: Callable[[list], int] | None = None
+    lab_attrs: dict = field(default_factory=dict)  # a lab's call: {} or the row ops' {"dim": -1}
     cuda: CudaLab
     cuda_sizes: Callable[[list], tuple[int, ...]]  # the entry point's sizes (cuda.sizes) for these inputs
-    flops: Callable[[tuple], int] | None = None  # compute-bound ops: FLOPs of one call (timed in FLOP/s)
-    # how a lab result is judged (lab/judge.py, with tolerances.py's per-dtype rtol and atol): bit-equal
-    # to torch, or within atol widened by ``extra_atol(inputs, shape)`` (float32 accumulation of sums)
+    flops: Callable[[tuple], int] | None = None  # compute-bound ops: FLOPs of a lab shape (timed in FLOP/s)
+    # how a result is judged (with tolerances.py's per-dtype rtol and atol): bit-equal to torch, or
+    # within atol widened by extra_atol_call (float32 accumulation of sums)
     exact: bool = False
-    extra_atol: Callable[[list, tuple], object] | None = None
     special_shape: tuple | None = None          # rows of numerically hard values drawn as well
     # (device, language) -> the dtypes a lab check takes there, where not lab/cases.py's DTYPES[device]
     lab_dtypes: dict = field(default_factory=dict)
@@ -92,6 +100,22 @@ class Operator:
         from operator_runtime.ops import SIGNATURES
 
         return SIGNATURES[self.name]
+
+    def reference(self, *inputs: torch.Tensor) -> torch.Tensor:
+        """torch's float64 answer for a lab's call on these inputs."""
+        return self.reference_call(*inputs, **self.lab_attrs)
+
+    def torch_op(self, out: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:
+        """torch's op for a lab's call, writing into ``out`` where it can (the timing peer)."""
+        return self.torch_call(out, *inputs, **self.lab_attrs)
+
+    def extra_atol(self, inputs: list, shape: tuple) -> object:
+        """The atol widening of a lab's call on these inputs (0.0 for an op that sums nothing)."""
+        return self.extra_atol_call(*inputs, **self.lab_attrs) if self.extra_atol_call else 0.0
+
+    def call_flops(self, inputs: list) -> int:
+        """FLOPs of one public call on ``inputs``."""
+        return self.flops_call(inputs) if self.flops_call else self.flops_per_element * inputs[0].numel()
 
     @property
     def inputs(self) -> int:

@@ -17,8 +17,10 @@ RECORD = Operator(
     bench_shape=(8192, 8192),
     input_shapes=lambda s: [s],
     output_shape=lambda s: s,
-    reference=lambda x: torch.softmax(x, -1),
-    torch_op=lambda out, x: torch.softmax(x, -1),  # softmax has no out= form: it allocates
+    torch_call=lambda out, input, dim: torch.softmax(input, dim),  # no out= form: it allocates
+    reference_call=lambda input, dim: torch.softmax(input.double(), dim),
+    flops_per_element=5,  # max, subtract, exp, add, scale
+    lab_attrs={"dim": -1},
     # large magnitudes, part of a row -inf, a whole row -inf (lab/cases.special_inputs)
     special_shape=(4, 37),
     cuda=CudaLab(pointers=("x", "y"), sizes=("rows", "row_len"), empty="rows == 0 || row_len == 0",

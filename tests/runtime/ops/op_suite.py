@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import operator_runtime as ort
-from cases import load
+from cases import exact, extra_atol, load, reference
 from cases.spec import DTYPES, T, tilelang_refusal
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
@@ -31,14 +31,14 @@ def define_tests(op: str):
     prepare_kwargs = set(inspect.signature(prepare).parameters)
 
     def check(result, inputs, attrs, what="result"):
-        assert_matches_torch(result, cases.reference(*inputs, **attrs), exact=cases.EXACT,
-                             extra_atol=cases.extra_atol(*inputs, **attrs), what=f"{op} {what}")
+        assert_matches_torch(result, reference(op, *inputs, **attrs), exact=exact(op),
+                             extra_atol=extra_atol(op, *inputs, **attrs), what=f"{op} {what}")
 
     def refusal(case, dtype, backend, device) -> str | None:
         return tilelang_refusal(op, case, dtype, device) if backend == "tilelang" else None
 
     def empty_out(inputs, attrs, dtype, device):
-        shape = cases.reference(*inputs, **attrs).shape
+        shape = reference(op, *inputs, **attrs).shape
         # NaN-filled, so an element the kernel forgets to write cannot pass.
         return torch.full(shape, float("nan"), dtype=attrs.get("dtype", dtype), device=device)
 
@@ -109,7 +109,7 @@ def define_tests(op: str):
     def bad_out(kind, inputs, attrs, device, gen):
         if isinstance(kind, T):
             return make_tensor(kind, torch.float32, device, gen)
-        shape = cases.reference(*inputs, **attrs).shape
+        shape = reference(op, *inputs, **attrs).shape
         if kind == "expanded":
             return torch.empty(1, device=device).expand(shape)
         if kind == "wrong_dtype":

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import operator_runtime as ort
-from cases import load
+from cases import exact, extra_atol, load, reference
 from cases.spec import DTYPES, T
 from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.tensors import make_tensor
@@ -58,11 +58,11 @@ def test_every_case_under_the_override(op, variable, mode, backend, device, gen,
     for case in cases.correctness_cases():
         for dtype in DTYPES:
             inputs = [make_tensor(s, dtype, device, gen) if isinstance(s, T) else s for s in case.inputs]
-            expected = cases.reference(*inputs, **case.attrs)
+            expected = reference(op, *inputs, **case.attrs)
             out = torch.full(expected.shape, float("nan"), dtype=dtype, device=device)
             with prepare(out, *inputs, **case.attrs, backend=backend) as prepared:  # a new descriptor
                 prepared.run()
-            assert_matches_torch(out, expected, exact=cases.EXACT, extra_atol=cases.extra_atol(*inputs, **case.attrs),
+            assert_matches_torch(out, expected, exact=exact(op), extra_atol=extra_atol(op, *inputs, **case.attrs),
                                  what=f"{op} {case.id} {dtype} under {variable}={mode}")
 
 
@@ -91,7 +91,7 @@ def test_long_rows_under_the_override(variable, value, backend, device, gen, mon
         for dtype in DTYPES:
             x = make_tensor(case.inputs[0], dtype, device, gen)
             out = _run_softmax(x, variable, value, backend, monkeypatch)
-            assert_matches_torch(out, cases.reference(x, **case.attrs), exact=False, extra_atol=0.0,
+            assert_matches_torch(out, reference("softmax", x, **case.attrs), exact=False, extra_atol=0.0,
                                  what=f"softmax {case.id} {dtype} under {variable}={value}")
 
 
@@ -122,7 +122,7 @@ def _prepare_refused(op, variable, value, match, backend, device, monkeypatch):
     cases = load(op)
     inputs = [torch.randn(4, 5, device=device)] + ([torch.randn(5, 3, device=device)] if op == "matmul" else [])
     attrs = {} if op == "matmul" else {"dim": -1}
-    out = torch.empty(cases.reference(*inputs, **attrs).shape, device=device)
+    out = torch.empty(reference(op, *inputs, **attrs).shape, device=device)
     with pytest.raises(Exception, match=match):
         getattr(ort, cases.PREPARE)(out, *inputs, **attrs, backend=backend)
 

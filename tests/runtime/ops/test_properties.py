@@ -9,7 +9,7 @@ hypothesis = pytest.importorskip("hypothesis", reason="property tests need the h
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
 import operator_runtime as ort  # noqa: E402
-from cases import load  # noqa: E402
+from cases import exact, extra_atol, reference  # noqa: E402
 from cases.spec import DTYPES  # noqa: E402
 from operator_runtime_testing.assertions import assert_matches_torch  # noqa: E402
 
@@ -40,9 +40,8 @@ def strided_tensors(draw, min_rank=0):
 
 
 def check(op, result, *inputs, **attrs):
-    cases = load(op)
-    assert_matches_torch(result, cases.reference(*inputs, **attrs), exact=cases.EXACT,
-                         extra_atol=cases.extra_atol(*inputs, **attrs), what=op)
+    assert_matches_torch(result, reference(op, *inputs, **attrs), exact=exact(op),
+                         extra_atol=extra_atol(op, *inputs, **attrs), what=op)
 
 
 @SETTINGS

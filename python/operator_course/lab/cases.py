@@ -50,11 +50,15 @@ def flops(op: str, shape: tuple) -> int | None:
     return count(shape) if count else None
 
 
-# Rows that break numerically naive kernels, drawn as well (shape (4, 37)): large magnitudes
-# (exp overflows float32 past 88 without the max trick), part of a row -inf, a whole row -inf
-# (masked: torch's result is NaN), ordinary values. Scale per dtype stays inside its range.
+# Rows that break numerically naive kernels, drawn as well (the record's special_shape, (6, 37)):
+# 0 large magnitudes (exp overflows float32 past 88 without the max trick), 1 part of a row -inf,
+# 2 a whole row -inf (masked: torch's result is NaN), 3 ordinary values, 4 every value below -88
+# (exp(x - m) underflows to 0 unless m is the row's true max: a max started at 0, or a tile padded
+# with 0 instead of the lowest float, gives 0 / 0), 5 -inf but for one value below -88 (the same,
+# where only one lane of one tile holds a value). Scale per dtype stays inside its range.
 SPECIAL = {op: r.special_shape for op, r in OPERATORS.items() if r.special_shape}
 LARGE = {torch.float32: 1e4, torch.float16: 150.0, torch.bfloat16: 1e4}
+BELOW = 200.0  # rows 4 and 5 lie this far below 0: exp of any of them underflows float32
 
 
 def special_inputs(op: str, dtype: torch.dtype, generator: torch.Generator) -> list[torch.Tensor] | None:
@@ -64,6 +68,9 @@ def special_inputs(op: str, dtype: torch.dtype, generator: torch.Generator) -> l
     x[0] *= LARGE[dtype]
     x[1, ::3] = float("-inf")
     x[2] = float("-inf")
+    x[4] -= BELOW
+    one = int(torch.randint(x.shape[1], (1,), generator=generator))
+    x[5], x[5, one] = float("-inf"), x[5, one] - BELOW
     return [x.to(dtype)]
 
 

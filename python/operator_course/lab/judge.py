@@ -138,6 +138,11 @@ SPECIAL_ROWS = {
        "-inf - -inf = NaN. Hint: start the max at the lowest float, or skip the rescale while the max is -inf",
     2: "the fully masked row (every entry -inf) is wrong: torch's softmax is NaN there (0 / 0); a kernel that "
        "returns 0 or 1/n there treats masked rows differently from torch",
+    4: "the row whose values all lie below -88 is wrong: exp(x - max) underflows to 0 unless max is the row's "
+       "true max, and 0 / 0 is NaN. Hint: start the max at the lowest float (the lab's LOWEST, -3.4e38, or "
+       "-inf), never at 0, and pad a tile's unused lanes with the lowest float too",
+    5: "the row that is -inf but for one value (below -88) is wrong: its softmax is 1 there and 0 elsewhere. "
+       "Hint: the max must come from that one value: start it (and pad unused lanes) at the lowest float, not 0",
 }
 
 

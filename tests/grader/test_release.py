@@ -175,3 +175,28 @@ def test_the_lab_package_still_offers_the_checks():
     assert callable(lab.check_tilelang) and "check_cuda" in dir(lab)
     with pytest.raises(AttributeError):
         lab.no_such_check
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "labs").glob("*.ipynb")), ids=lambda p: p.stem)
+def test_a_cuda_starter_compiles_and_says_the_kernel_is_not_written(path):
+    """The released CUDA answer is whole CUDA (the kernel's opening, the body marker, its closing
+    braces): the check says the kernel is not written yet instead of what nvcc makes of half a
+    template, and without the marker the starter compiles as it is."""
+    from operator_course import lab
+    from operator_course.cuda import cuda_build
+    from operator_course.lab.starter import NOT_WRITTEN
+
+    student = release_notebook(nbformat.read(str(path), 4), label=str(path))
+    cells = [c for c in student.cells if c.cell_type == "code" and "CUDA_SOURCE" in c.source
+             and str(c.metadata.get("lab", {}).get("answer", "")).endswith("-cuda")]
+    assert len(cells) == 1, f"{path.name}: expected one CUDA answer cell"
+    answer = cells[0].metadata["lab"]["answer"]
+    namespace: dict = {}
+    exec(cells[0].source, namespace)  # handed out as it is, the cell runs
+    source, op = namespace["CUDA_SOURCE"], answer.rsplit("-", 1)[0]
+    with pytest.raises(AssertionError, match="your kernel is not written yet"):
+        lab.check_cuda(op, source)
+    try:
+        cuda_build.compile_check(op, source.replace(NOT_WRITTEN, ""))
+    except cuda_build.NoCompiler as e:
+        pytest.skip(f"nvcc is not installed: {e}")

@@ -22,6 +22,8 @@ from pathlib import Path
 import torch
 
 from operator_runtime_testing.operators import OPERATORS, get
+from operator_course.lab.starter import not_written
+
 from . import cuda_cpu_toolchain as cpu_toolchain
 from .cuda_cpu_toolchain import NoCompiler  # noqa: F401  (callers catch cuda_build.NoCompiler)
 
@@ -916,6 +918,9 @@ def checked_unit(student_source: str, unit, kinds: tuple, arch: str = "sm_90") -
     """``unit()`` writes the translation unit and returns its path; the source is checked as
     written and as each pass of ``kinds`` preprocesses it (nothing is preprocessed when the text
     already holds an #include or a #line). Returns the path; raises AssertionError (the refusal)."""
+    unwritten = not_written(student_source)
+    if unwritten:
+        raise AssertionError(unwritten)
     written = written_problems(student_source)
     if any(_UNSAFE.match(text) for _, text in written):
         raise AssertionError(refusal(written))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import nbformat
 
+from operator_course.lab.starter import CONTINUES, cuda_starter, open_braces
+
 SOLUTION_BEGIN = "### BEGIN SOLUTION"
 SOLUTION_END = "### END SOLUTION"
 STUB = 'raise NotImplementedError("your code here: see the task above")'
@@ -69,13 +71,19 @@ def lab_id(nb, path: Path) -> str:
 
 def strip_solutions(source: str, where: str = "<cell>") -> str:
     """Each marked solution region becomes a stub raising NotImplementedError, indented as the
-    BEGIN marker was. Raises MarkerError, naming ``where`` and the line, on a marker it cannot
+    BEGIN marker was; a region that continues a CUDA kernel's text (``CUDA_SOURCE += r\"\"\"``)
+    becomes the CUDA starter instead (lab/starter.py: it compiles, and the checks say the kernel
+    is not written yet). Raises MarkerError, naming ``where`` and the line, on a marker it cannot
     trust rather than guess where a solution ends."""
     lines = source.split("\n")
     for begin, end in reversed(_regions(source, where)):  # from the end: earlier indices stay valid
         indent = lines[begin][:len(lines[begin]) - len(lines[begin].lstrip(" \t"))]
+        if begin + 1 < end and CONTINUES.match(lines[begin + 1]):
+            stub = cuda_starter(indent, open_braces("\n".join(lines[:begin])))
+        else:
+            stub = [indent + STUB]
         # the stub ends its line even where the END marker ended the cell
-        lines[begin:end + 1] = [indent + STUB] + ([""] if end == len(lines) - 1 else [])
+        lines[begin:end + 1] = stub + ([""] if end == len(lines) - 1 else [])
     return "\n".join(lines)
 
 

@@ -95,6 +95,27 @@ HINTS = {
                 "cuda": "your output is torch's shifted by {k} position(s): check the index you read or write"},
     "every": {"tilelang": "check the indexing (rows and columns swapped?) and the formula",
               "cuda": "check the indexing (rows and columns swapped?) and the formula"},
+    # a reduction whose every result is wrong but finite: its terms are read, the partials do not all arrive
+    "every_sum": {"tilelang": "every sum is finite but wrong: partial sums are lost or counted twice. Check that "
+                              "every partial reaches the result: the reduction covers the whole row (T.reduce_sum "
+                              "over the tile's full width, clear=True only for the first tile) and the accumulator "
+                              "starts at 0 for each row",
+                  "cuda": "every sum is finite but wrong: partial sums are lost or counted twice. Check the last "
+                          "steps of the reduction: a tree loop must run down to s = 1 (`s > 0`, not `s > 1`), the "
+                          "shuffle offsets down to 1, and each warp's partial must be added in exactly once"},
+    # one element: no index to get wrong
+    "one_element": {"tilelang": "with a single element there is no indexing to get wrong: look at what is "
+                                "computed for it (the formula, the accumulator's start, a loop that stops one step "
+                                "early or never runs)",
+                    "cuda": "with a single element there is no indexing to get wrong: look at what is computed "
+                            "for it (the formula, the accumulator's start, a loop that stops one step early or never "
+                            "runs, a thread that returns before it writes)"},
+    # the last rows of a one-value-per-row output
+    "tail_rows": {"tilelang": "the last rows have no result: the grid must cover every row (one program per row: "
+                              "T.Kernel(rows); several rows per program: T.ceildiv(rows, ROWS) programs, skipping "
+                              "rows >= rows)",
+                  "cuda": "the last rows have no result: one block per row must cover every row, and each "
+                          "block's result must be written by one of its threads"},
     "softmax_nan": {"tilelang": "softmax makes NaN from -inf - -inf (a running max that starts at -inf meets a "
                                 "-inf entry: start the max at the lowest float), or from elements read past the "
                                 "row's end (the check surrounds inputs with NaN: mask the last tile with "
@@ -211,7 +232,8 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     unwritten = wrong & g.isnan() & ~w.isnan()
     if int(unwritten.sum()) == count and not special:
         lines.append("They are NaN where torch's are finite: the check fills the output with NaN, so most likely "
-                     "your kernel never wrote them (or computed NaN there).")
+                     "your kernel never wrote them, or added into them (`+=`, atomicAdd) without setting them "
+                     "first: an output is not zeroed for you (or it computed NaN there).")
         if op == "reduce_sum" and case.shape[-1] == 0:
             lines.append("Hint: " + hint["empty_rows"] + ".")
         elif op == "softmax":
@@ -228,11 +250,18 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
         lines.append("Hint: " + hint["low_precision"] + ".")
     elif shift:
         lines.append("Hint: " + hint["shifted"].format(k=shift) + ".")
+    elif w.numel() == 1 and not bool(unwritten.any()):  # written, and wrong: its arithmetic, not its place
+        lines.append("The one element is wrong. Hint: " + hint["one_element"] + ".")
     elif w.dim() == 1 and bool(flat[first_bad:].all()) and (count < w.numel() or int(unwritten.sum()) == count):
-        which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
-        lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
+        if get(op).kind == "rows":  # one value per row (reduce_sum's output): the last rows, not a tile's tail
+            if count < w.numel():
+                lines.append(f"Only the last {count} rows' results are wrong. Hint: " + hint["tail_rows"] + ".")
+        else:
+            which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
+            lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
     elif count == w.numel():
-        lines.append("Every element is wrong. Hint: " + hint["every"] + ".")
+        sums = get(op).kind == "rows" and w.shape != case.shape and bool(g.isfinite().all())
+        lines.append("Every element is wrong. Hint: " + hint["every_sum" if sums else "every"] + ".")
         longest = max((p.shape[-1] for p in passed if len(p.shape) == 2 and p.shape[0]), default=0)
         if op in ("reduce_sum", "softmax") and 1 < longest < case.shape[-1]:
             lines.append("Hint: " + hint["long_rows"].format(ok=longest) + ".")

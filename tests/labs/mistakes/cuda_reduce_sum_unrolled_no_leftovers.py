@@ -1,6 +1,6 @@
 # what: lab 3 Part 2 unrolled by 4 without the leftover loop: a row's last partial round (all of a row shorter than 1024) is never added
 # check: cuda reduce_sum
-# says: shape (1, 1) float32 | Every element is wrong
+# says: shape (1, 1) float32 | The one element is wrong | a loop that stops one step early or never runs
 CUDA_SOURCE = r"""
 template <typename T>
 __global__ void reduce_sum_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int64_t row_len) {

@@ -16,3 +16,5 @@ class OpSignature:
     # "elementwise" (flat kernel, or strided with broadcasting), "rows" (one dim reduced or normalised:
     # rows kernel, or strided), "tiles" (one program over contiguous operands); None: no TileLang kernel
     tilelang: str | None = None
+    reduces_dim: bool = False                  # "rows": out drops the dim (a sum), not keeps it (a softmax)
+    converts_dtype: bool = False               # out's dtype may differ from the input's (kernels take both)

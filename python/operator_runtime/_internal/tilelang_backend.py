@@ -140,8 +140,8 @@ def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.T
     op = signature.name
     if not signature.tilelang:
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
-    if op == "matmul":
-        _refuse_matmul(out, inputs["a"], inputs["b"])
+    if signature.tilelang == "tiles":  # matmul's one program over contiguous operands
+        _refuse_matmul(out, *inputs.values())
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
@@ -242,7 +242,7 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
     input and out over another dim take the columns kernel; else the strided one."""
     op, how = signature.name, signature.tilelang
     if how == "rows":
-        return _row_layout(op, out, inputs[0], attrs, gpu)
+        return _row_layout(signature, out, inputs[0], attrs, gpu)
     if how == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
         shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
         extra = tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])) if gpu else ()  # one CPU kernel
@@ -255,7 +255,8 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
     return Layout(strided_program(op), (rank,), [(_extent(t),) for t in expanded], meta, (out.numel(),))
 
 
-def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
+def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
+    op, reduces = signature.name, signature.reduces_dim
     if x.dim() == 0:  # a scalar is one row of one element
         x = x.reshape(1)
     d = attrs[0] % x.dim()
@@ -263,7 +264,7 @@ def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: 
     innermost = _numel(x.shape[d + 1:]) == 1
     if innermost and x.is_contiguous() and out.is_contiguous():
         rows = _numel(x.shape[:d])
-        shapes = [(rows, length), (rows,) if op == "reduce_sum" else (rows, length)]
+        shapes = [(rows, length), (rows,) if reduces else (rows, length)]
         return Layout(contiguous_program(op), variant(op, gpu, length), shapes)
     columns = columns_program(op) if gpu else None
     if columns and x.is_contiguous() and out.is_contiguous():
@@ -272,9 +273,9 @@ def _row_layout(op: str, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: 
         # warps read along rows
         outer, inner = _numel(x.shape[:d]), _numel(x.shape[d + 1:])
         shape = (outer, length, inner)
-        return Layout(columns, (), [shape, (outer, inner) if op == "reduce_sum" else shape])
+        return Layout(columns, (), [shape, (outer, inner) if reduces else shape])
     other = [k for k in range(x.dim()) if k != d]
-    if op == "reduce_sum":  # out's dims are x's without d (or with d of size 1: keepdim)
+    if reduces:  # out's dims are x's without d (or with d of size 1: keepdim)
         out_strides = [out.stride(k) for k in other] if out.dim() == x.dim() else list(out.stride())
         tail = ()
     else:
@@ -466,8 +467,9 @@ class TileLangPrepared(PreparedBase):
         op = signature.name
         super().__init__(op, signature.inputs, out, inputs, signature.in_place_ok)
         if out.numel():
-            # copy converts between dtypes: its kernels are specialized on both
-            dtypes = (TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if op == "copy" else (TL_DTYPES[out.dtype],)
+            # an op that converts dtypes (copy) has kernels specialised on both
+            dtypes = ((TL_DTYPES[inputs[0].dtype], TL_DTYPES[out.dtype]) if signature.converts_dtype
+                      else (TL_DTYPES[out.dtype],))
             gpu = out.device.type == "cuda"
             layout = _layout(signature, out, inputs, attrs, gpu)
             if gpu and layout.program == contiguous_program(op) and hasattr(kernels(op), f"{op}_aligned_program"):

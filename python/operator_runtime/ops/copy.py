@@ -6,7 +6,7 @@ import torch
 
 from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
-SIGNATURE = OpSignature("copy", inputs=("input",), in_place_ok=True, tilelang="elementwise")
+SIGNATURE = OpSignature("copy", inputs=("input",), in_place_ok=True, tilelang="elementwise", converts_dtype=True)
 
 
 def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.dtype | None = None,

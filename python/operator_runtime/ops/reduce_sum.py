@@ -8,7 +8,8 @@ import torch
 
 from .._internal import OpSignature, PreparedOp, bind_prepared, checks, run_eager
 
-SIGNATURE = OpSignature("reduce_sum", inputs=("input",), attrs=(ctypes.c_int64, ctypes.c_int32), tilelang="rows")
+SIGNATURE = OpSignature("reduce_sum", inputs=("input",), attrs=(ctypes.c_int64, ctypes.c_int32), tilelang="rows",
+                        reduces_dim=True)
 
 
 def reduce_sum(input: torch.Tensor, dim: int, keepdim: bool = False, *, out: torch.Tensor | None = None,

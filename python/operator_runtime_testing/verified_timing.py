@@ -218,7 +218,7 @@ class _Bench:
         where = f"timed call {call + 1} on shape {'x'.join(map(str, self.shape))}"
         if not all(torch.equal(a, b) for a, b in zip(kept, inputs)):
             raise WrongResult(f"{self.op}: {where} changed its inputs: a kernel only reads them")
-        bad, total = _mismatches(self.op, self.shape, out, kept)
+        bad, total = _mismatches(self.op, out, kept)
         if bad:
             raise WrongResult(f"{self.op}: {where} computed a wrong result ({bad} of {total} elements off torch's "
                               "float64 answer beyond the correctness check's tolerance): every timed call is "
@@ -226,7 +226,7 @@ class _Bench:
                               "remembered result fails")
 
 
-def _mismatches(op: str, shape: tuple, out: torch.Tensor, inputs: list[torch.Tensor]) -> tuple[int, int]:
+def _mismatches(op: str, out: torch.Tensor, inputs: list[torch.Tensor]) -> tuple[int, int]:
     """(elements of ``out`` outside tolerance of the float64 reference, all elements), on the device."""
     record = get(op)
     want = record.reference(*[t.double() for t in inputs]).reshape(out.shape)
@@ -235,7 +235,7 @@ def _mismatches(op: str, shape: tuple, out: torch.Tensor, inputs: list[torch.Ten
         return int((~((got == want.to(out.dtype).double()) | (got.isnan() & want.isnan()))).sum()), out.numel()
     want = want.to(out.dtype).double()  # rounded to the output's dtype, as the correctness check does
     rtol, atol = TOLERANCES[out.dtype]
-    extra = record.extra_atol(inputs, shape)
+    extra = record.extra_atol(inputs)
     bound = atol + _broadcast(extra, want) + rtol * want.abs()
     ok = ((got - want).abs() <= bound) | (got.isnan() & want.isnan()) | ((got == want) & want.isinf())
     return int((~ok).sum()), out.numel()

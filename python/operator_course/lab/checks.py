@@ -11,8 +11,9 @@ import functools
 
 import torch
 
-from operator_runtime_testing import verified_timing
 from operator_course.cuda import cuda_build
+from operator_runtime_testing import verified_timing
+
 from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import compile_tilelang, run_tilelang

@@ -1,14 +1,14 @@
-"""The starter a CUDA answer cell is handed out with (grader/release.py writes it, cuda/cuda_build.py
-recognises it): the kernel's opening lines as the instructor wrote them, then this line and the
-braces that close the kernel, so the source compiles as handed out and every check says the kernel
-is not written yet instead of what nvcc makes of half a template."""
+"""The starter a CUDA answer cell is handed out with (grader/notebook.py's strip_solutions writes
+it, cuda/cuda_build.py recognises it): the kernel's opening lines as the instructor wrote them,
+then NOT_WRITTEN and the braces that close the kernel, so the source compiles as handed out and
+every check says the kernel is not written yet instead of what nvcc makes of half a template."""
 
 from __future__ import annotations
 
 import re
 
 NOT_WRITTEN = "// TODO: your kernel's body here"
-CONTINUES = re.compile(r'^(\s*)CUDA_SOURCE \+= r"""')  # a solution region that continues the kernel's text
+CONTINUES = re.compile(r'^\s*CUDA_SOURCE \+= r"""')  # a solution region that continues the kernel's text
 _CUDA_TEXT = re.compile(r'r"""(.*?)"""', re.S)
 
 

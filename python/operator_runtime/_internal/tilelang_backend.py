@@ -59,8 +59,6 @@ _modules: dict[str, ModuleType] = {}
 _kernels: dict[tuple, object] = {}
 
 
-
-
 def _tilelang():
     if not installed():
         raise BackendUnavailableError("the tilelang backend needs the tilelang package (pip install tilelang==0.1.15)")

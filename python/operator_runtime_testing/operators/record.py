@@ -109,7 +109,7 @@ class Operator:
         """torch's op for a lab's call, writing into ``out`` where it can (the timing peer)."""
         return self.torch_call(out, *inputs, **self.lab_attrs)
 
-    def extra_atol(self, inputs: list, shape: tuple) -> object:
+    def extra_atol(self, inputs: list) -> object:
         """The atol widening of a lab's call on these inputs (0.0 for an op that sums nothing)."""
         return self.extra_atol_call(*inputs, **self.lab_attrs) if self.extra_atol_call else 0.0
 

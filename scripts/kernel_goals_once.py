@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """One launch of each issue-16 goal kernel on the nvidia backend, for ncu to profile:
 
-    ncu -k regex:'softmax_staged|softmax_row_grid' -c 2 python3 scripts/kernel_goals_once.py
+    ncu -k regex:'softmax_row_groups|softmax_cluster' -c 2 python3 scripts/kernel_goals_once.py
 
-softmax 8192x8192 f16 (Staged), softmax 256x1048576 f32 (whatever the strategy table picks:
-RowGrid only with OPRT_SOFTMAX_STRATEGY=rowgrid), reduce_sum 4096x32768 f32 (a block per row),
+softmax 8192x8192 f16 (the strategy table's Bulk or RowGroups), softmax 256x1048576 f32 (Cluster
+on sm_90), reduce_sum 4096x32768 f32 (a block per row),
 vector_add 2^28 f32 (tiles), matmul 4096^3 f16 (tensor cores), softmax 131072x256 f32 and
 reduce_sum 262144x128 f32 (ShortRows), then over dim 0: softmax 8192x8192 f32 and f16 (column
 tiles) and reduce_sum 8192x8192 f32 (packed columns). Inputs are made first, so the only runtime
-launches are these ten (plus RowGrid's counter memset, and the column sum's partials kernel).
+launches are these ten (plus the column sum's partials kernel).
 """
 
 import torch

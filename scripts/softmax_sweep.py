@@ -15,14 +15,14 @@ One line per setting: ms, GB/s (ideal traffic: read and write once), fraction of
 ceiling (torch's copy_ measured in the same run), and torch ms / ours (above 1: faster).
 
 Groups: 8192x8192 f16 and bf16 softmax (RowGroups: threads per row x values per thread
->= 8192, rows per block, staging, resident=1: the staged values read from shared memory
-instead of registers; "staged": the default before the first sweep),
-131072x256 f32 / bf16 softmax (ShortRows' lanes per row, its opt-in prefetch and waves:
-SHORT_EXTRAS) and 262144x128 f32 / bf16 reduce_sum (lanes per row), each with the
-kernels before: "old". Long rows (issue 16's read-once goal): 256x1048576 f32 / bf16 and
-64x4194304 f32 softmax, the default (online, two reads) against Cluster (a thread-block
-cluster per row, OPRT_SOFTMAX_STRATEGY=cluster) at its default shape and at other cluster
-sizes and shared memory per block (LONG_SETTINGS), and RowGrid.
+>= 8192, rows per block, staging; Bulk's block shapes), 131072x256 f32 / bf16 softmax
+(ShortRows' lanes per row, its opt-in prefetch and waves: SHORT_EXTRAS) and 262144x128 f32 /
+bf16 reduce_sum (lanes per row, and its kernels before: "old"). Long rows (issue 16's
+read-once goal): 256x1048576 f32 / bf16 and 64x4194304 f32 softmax, the table's choice
+against Cluster (a thread-block cluster per row, OPRT_SOFTMAX_STRATEGY=cluster) at other
+cluster sizes and shared memory per block (LONG_SETTINGS). The softmax kernels the table no
+longer names (a warp per row, RowGrid, RowGroups reading staged values from shared memory)
+were deleted after these sweeps; their figures stay in data/results/.
 """
 
 from __future__ import annotations
@@ -57,8 +57,6 @@ def row_group_configs(row_len: int, quick: bool) -> list[str]:
                     continue
                 for stages in ((0, 2) if quick else (0, 2, 3)):
                     out.append(f"threads={threads},vals={vals},rows={rows},stages={stages}")
-                    if stages and threads * rows <= 512:  # the resident kernel's block limit
-                        out.append(f"threads={threads},vals={vals},rows={rows},stages={stages},resident=1")
     return out
 
 
@@ -75,22 +73,19 @@ SHORT_EXTRAS = ("prefetch=1", "prefetch=2", "prefetch=3", "waves=4", "waves=64",
 LONG_SETTINGS = [{"label": "auto"}, {"label": "cluster", "OPRT_SOFTMAX_STRATEGY": "cluster"}] + [
     {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in (
         "cluster=16", "cluster=8", "cluster=4", "cluster=16,cluster_kib=192", "cluster=16,cluster_kib=160",
-        "cluster=16,cluster_kib=112", "cluster=8,cluster_kib=112")] + [
-    {"label": "rowgrid", "OPRT_SOFTMAX_STRATEGY": "rowgrid"}]
+        "cluster=16,cluster_kib=112", "cluster=8,cluster_kib=112")]]
 
 
 def groups(quick: bool) -> dict[str, dict]:
     lanes = [1, 2, 4, 8, 16, 32]
-    short_softmax = [{"label": "auto"}, {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
+    short_softmax = [{"label": "auto"}] + [
         {"label": f"lanes={n}", "OPRT_SOFTMAX_CONFIG": f"lanes={n}"} for n in lanes if n >= 4] + [
         {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in SHORT_EXTRAS]
     short_sum = [{"label": "auto"}, {"label": "old", "OPRT_REDUCE_SUM_STRATEGY": "old"}] + [
         {"label": f"lanes={n}", "OPRT_REDUCE_SUM_CONFIG": f"lanes={n}"} for n in lanes if n >= 2]
-    # auto: kDefaultConfig's RowGroups (512 threads x 16 values, 1 row, 2 stages) since the
-    # first sweep; "staged" sets it aside (Staged, the default before)
-    long16 = [{"label": "auto (RowGroups 512x16, 2 stages)"},
-              {"label": "staged", "OPRT_SOFTMAX_STRATEGY": "staged"},
-              {"label": "old", "OPRT_SOFTMAX_STRATEGY": "old"}] + [
+    # auto: the table's choice (Bulk where the copy engine takes the rows, else RowGroups
+    # 512 threads x 16 values, 1 row, 2 stages)
+    long16 = [{"label": "auto"}] + [
         {"label": c, "OPRT_SOFTMAX_CONFIG": c} for c in row_group_configs(8192, quick)]
     # Bulk (softmax_bulk.cuh): whole rows by the copy engine, block shapes by strategy name
     bulk = [{"label": "auto"}] + [{"label": name, "OPRT_SOFTMAX_STRATEGY": name}

@@ -1,6 +1,8 @@
 // What create() learns about a sum, shared by the contract and every backend.
 #pragma once
 
+#include <memory>
+
 #include "descriptor_registry.h"
 #include "reduce_sum.h"
 #include "tensor_layout.h"
@@ -13,16 +15,13 @@ struct ReduceSumDescriptor : Descriptor {
   oprt_dtype dtype{};
   RowPlan plan{};  // one row per output element; out_row_stride is 0
   size_t workspace_bytes = 0;
-  // A backend's own choice made at create and kept for execute (0: its default). The
-  // nvidia backend records its strategy override here (see its reduce_sum kernels).
-  int backend_variant = 0;
-  // The backend's launch parameters chosen at create (the nvidia backend: its
-  // OPRT_*_CONFIG override, parsed once there), kept for execute; zeros: its defaults.
-  int backend_params[6] = {};
+  // What the backend decided at create, kept for execute (the nvidia backend: its kernel
+  // and launch shape); empty where it decides nothing.
+  std::shared_ptr<const void> backend_plan;
 };
 
 // Scratch the backend wants for this plan (bytes); each backend library defines it, and
-// may record choices in d.backend_variant (called once, by create).
+// may record its decision in d.backend_plan (called once, by create).
 size_t reduce_sum_workspace_bytes(ReduceSumDescriptor& d);
 
 }  // namespace oprt

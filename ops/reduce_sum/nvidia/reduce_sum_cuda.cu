@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <memory>
 
 #include "block_reduce.cuh"
 #include "cuda_launch.cuh"
@@ -47,7 +48,7 @@ struct Launch {
   ShortShape shape{};         // ShortRows: lanes per row, packs per lane
 };
 
-// OPRT_REDUCE_SUM_STRATEGY, read when a descriptor is created (kept in backend_variant):
+// OPRT_REDUCE_SUM_STRATEGY, read when a descriptor is created (its choice kept in backend_plan):
 //   auto  (default) long rows too few to give every SM its warps go a block per row
 //   old   the choice before that and before ShortRows, to benchmark against
 // OPRT_REDUCE_SUM_CONFIG="lanes=N" (N a power of two up to 32) forces ShortRows' lanes per
@@ -55,11 +56,11 @@ struct Launch {
 enum Mode : int { kAuto = 0, kOld = 1 };
 constexpr int64_t kShortRowMax = 1024;  // ShortRows for rows up to this many elements
 
-// backend_params[0]: the forced lanes per row (0: chosen by the row length).
-void config_from_env(int (&params)[6]) {
-  params[0] = 0;
-  const char* v = env_or("OPRT_REDUCE_SUM_CONFIG", "");
-  parse_config("OPRT_REDUCE_SUM_CONFIG", v, {{"lanes", &params[0], 1, 32, true}});
+// The forced lanes per row (0: chosen by the row length).
+int lanes_from_env() {
+  int lanes = 0;
+  parse_config("OPRT_REDUCE_SUM_CONFIG", env_or("OPRT_REDUCE_SUM_CONFIG", ""), {{"lanes", &lanes, 1, 32, true}});
+  return lanes;
 }
 
 int mode_from_env() {
@@ -88,11 +89,11 @@ bool neighbours_adjacent(const RowPlan& p) {
 constexpr int64_t kBlockRowMin = 16384;
 constexpr int kRowBatch = 8;  // its packs in flight per thread
 
-Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, const int (&params)[6], int sms) {
+Launch choose_strategy(const RowPlan& p, oprt_dtype dtype, int mode, int lanes, int sms) {
   if (p.in_row_stride == 1 || p.row_len == 1) {
     if (mode == kAuto && p.row_len <= kShortRowMax) {
       const int pack = dtype == OPRT_DTYPE_F32 ? 4 : 8;
-      ShortShape shape = short_shape(p.row_len, pack, params[0]);
+      ShortShape shape = short_shape(p.row_len, pack, lanes);
       if (shape.lanes == 0) shape = short_shape(p.row_len, pack);  // forced lanes too few for the row
       Launch l{Strategy::ShortRows, 256, 1};
       l.shape = shape;
@@ -349,11 +350,14 @@ void launch(const RowPlan& p, Launch l, const T* x, T* y, float* partials, cudaS
 }  // namespace
 
 namespace oprt {
+// The decision, made once and kept in the descriptor; execute only launches.
 size_t reduce_sum_workspace_bytes(ReduceSumDescriptor& d) {
-  d.backend_variant = mode_from_env();
-  config_from_env(d.backend_params);
-  if (d.plan.rows == 0 || d.plan.row_len == 0) return 0;
-  return partial_bytes(d.plan, choose_strategy(d.plan, d.dtype, d.backend_variant, d.backend_params, sm_count()));
+  const int mode = mode_from_env(), lanes = lanes_from_env();  // a bad override fails create even when empty
+  if (d.plan.rows == 0) return 0;
+  auto launch = std::make_shared<Launch>(d.plan.row_len == 0 ? Launch{Strategy::WarpPerRow, 256, 1}  // empty rows: zeros
+                                                             : choose_strategy(d.plan, d.dtype, mode, lanes, sm_count()));
+  d.backend_plan = launch;
+  return partial_bytes(d.plan, *launch);
 }
 }  // namespace oprt
 
@@ -364,9 +368,7 @@ extern "C" OPRT_API oprt_status oprt_execute_reduce_sum(const oprt_reduce_sum_de
     const auto& d = begin_execute<ReduceSumDescriptor>(desc, workspace, workspace_size);
     if (d.plan.rows == 0) return;
     require_buffers({{out, "out", true}, {in, "in", d.plan.row_len > 0}});
-    Launch l = choose_strategy(d.plan, d.dtype, d.backend_variant, d.backend_params, sm_count());
-    if (partial_bytes(d.plan, l) > workspace_size) l.splits = 1;  // another GPU than at create: no split
-    if (d.plan.row_len == 0) l = {Strategy::WarpPerRow, 256, 1};   // empty rows: write zeros
+    const Launch& l = *static_cast<const Launch*>(d.backend_plan.get());
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
       launch<T>(d.plan, l, static_cast<const T*>(in), static_cast<T*>(out), static_cast<float*>(workspace),

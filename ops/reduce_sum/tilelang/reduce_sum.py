@@ -180,7 +180,8 @@ def reduce_sum_columns_program(dtype: str, gpu: bool):
     return reduce_sum_columns
 
 
-COLUMNS = 256  # strided kernel: output elements (threads) per GPU block
+# The strided kernel: one thread per output element, this many per GPU block.
+STRIDED_THREADS = 256
 
 
 def reduce_sum_strided_program(dtype: str, gpu: bool, rank: int):
@@ -190,32 +191,32 @@ def reduce_sum_strided_program(dtype: str, gpu: bool, rank: int):
     stored = storage(dtype, gpu)
     if gpu:
         @T.prim_func
-        def reduce_sum_columns(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
+        def reduce_sum_strided(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
                                n: T.int64, L: T.int64, sx: T.int64):
-            with T.Kernel(T.ceildiv(n, COLUMNS), threads=COLUMNS) as bx:
-                total = T.alloc_fragment((COLUMNS,), "float64")
-                part = T.alloc_fragment((COLUMNS,), "float32")
-                xo = T.alloc_fragment((COLUMNS,), "int64")
-                for i in T.Parallel(COLUMNS):
+            with T.Kernel(T.ceildiv(n, STRIDED_THREADS), threads=STRIDED_THREADS) as bx:
+                total = T.alloc_fragment((STRIDED_THREADS,), "float64")
+                part = T.alloc_fragment((STRIDED_THREADS,), "float32")
+                xo = T.alloc_fragment((STRIDED_THREADS,), "int64")
+                for i in T.Parallel(STRIDED_THREADS):
                     total[i] = 0.0
-                    xo[i] = offsets(T.min(bx * COLUMNS + i, n - 1), M, rank, 2)[0]
+                    xo[i] = offsets(T.min(bx * STRIDED_THREADS + i, n - 1), M, rank, 2)[0]
                 for c in T.serial(T.ceildiv(L, CHUNK)):
-                    for i in T.Parallel(COLUMNS):
+                    for i in T.Parallel(STRIDED_THREADS):
                         part[i] = 0.0
                     for r in T.serial(CHUNK):
-                        for i in T.Parallel(COLUMNS):
-                            if bx * COLUMNS + i < n and c * CHUNK + r < L:
+                        for i in T.Parallel(STRIDED_THREADS):
+                            if bx * STRIDED_THREADS + i < n and c * CHUNK + r < L:
                                 part[i] += load(X[xo[i] + (c * CHUNK + r) * sx], dtype, gpu)
-                    for i in T.Parallel(COLUMNS):
+                    for i in T.Parallel(STRIDED_THREADS):
                         total[i] += T.cast(part[i], "float64")
-                for i in T.Parallel(COLUMNS):
-                    if bx * COLUMNS + i < n:
-                        Y[offsets(bx * COLUMNS + i, M, rank, 2)[1]] = store(T.cast(total[i], "float32"), dtype, gpu)
+                for i in T.Parallel(STRIDED_THREADS):
+                    if bx * STRIDED_THREADS + i < n:
+                        Y[offsets(bx * STRIDED_THREADS + i, M, rank, 2)[1]] = store(T.cast(total[i], "float32"), dtype, gpu)
 
-        return reduce_sum_columns
+        return reduce_sum_strided
 
     @T.prim_func
-    def reduce_sum_columns_cpu(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored),
+    def reduce_sum_strided_cpu(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored),
                                M: T.Tensor((3 * rank,), "int64"), n: T.int64, L: T.int64, sx: T.int64):
         with T.Kernel(n) as o:
             total = T.alloc_local((1,), "float64")
@@ -229,4 +230,4 @@ def reduce_sum_strided_program(dtype: str, gpu: bool, rank: int):
                 total[0] += T.cast(part[0], "float64")
             Y[y] = store(T.cast(total[0], "float32"), dtype, gpu)
 
-    return reduce_sum_columns_cpu
+    return reduce_sum_strided_cpu

@@ -258,7 +258,8 @@ def softmax_columns_program(dtype: str, gpu: bool):
     return softmax_columns
 
 
-COLUMNS = 256  # strided kernel: softmax rows (threads) per GPU block
+# The strided kernel: one thread per softmax row, this many per GPU block.
+STRIDED_THREADS = 256
 
 
 def softmax_strided_program(dtype: str, gpu: bool, rank: int):
@@ -268,35 +269,35 @@ def softmax_strided_program(dtype: str, gpu: bool, rank: int):
     stored = storage(dtype, gpu)
     if gpu:
         @T.prim_func
-        def softmax_columns(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
+        def softmax_strided(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
                             n: T.int64, L: T.int64, sx: T.int64, sy: T.int64):
-            with T.Kernel(T.ceildiv(n, COLUMNS), threads=COLUMNS) as bx:
-                m = T.alloc_fragment((COLUMNS,), "float32")
-                s = T.alloc_fragment((COLUMNS,), "float32")
-                xo = T.alloc_fragment((COLUMNS,), "int64")
-                yo = T.alloc_fragment((COLUMNS,), "int64")
-                for i in T.Parallel(COLUMNS):
+            with T.Kernel(T.ceildiv(n, STRIDED_THREADS), threads=STRIDED_THREADS) as bx:
+                m = T.alloc_fragment((STRIDED_THREADS,), "float32")
+                s = T.alloc_fragment((STRIDED_THREADS,), "float32")
+                xo = T.alloc_fragment((STRIDED_THREADS,), "int64")
+                yo = T.alloc_fragment((STRIDED_THREADS,), "int64")
+                for i in T.Parallel(STRIDED_THREADS):
                     m[i] = LOWEST
                     s[i] = 0.0
-                    xo[i], yo[i] = offsets(T.min(bx * COLUMNS + i, n - 1), M, rank, 2)
+                    xo[i], yo[i] = offsets(T.min(bx * STRIDED_THREADS + i, n - 1), M, rank, 2)
                 for r in T.serial(L):
-                    for i in T.Parallel(COLUMNS):
-                        if bx * COLUMNS + i < n:
+                    for i in T.Parallel(STRIDED_THREADS):
+                        if bx * STRIDED_THREADS + i < n:
                             m[i] = T.max(m[i], load(X[xo[i] + r * sx], dtype, gpu))
                 for r in T.serial(L):
-                    for i in T.Parallel(COLUMNS):
-                        if bx * COLUMNS + i < n:
+                    for i in T.Parallel(STRIDED_THREADS):
+                        if bx * STRIDED_THREADS + i < n:
                             s[i] += T.exp(load(X[xo[i] + r * sx], dtype, gpu) - m[i])
                 for r in T.serial(L):
-                    for i in T.Parallel(COLUMNS):
-                        if bx * COLUMNS + i < n:
+                    for i in T.Parallel(STRIDED_THREADS):
+                        if bx * STRIDED_THREADS + i < n:
                             Y[yo[i] + r * sy] = store(T.exp(load(X[xo[i] + r * sx], dtype, gpu) - m[i]) / s[i],
                                                       dtype, gpu)
 
-        return softmax_columns
+        return softmax_strided
 
     @T.prim_func
-    def softmax_columns_cpu(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
+    def softmax_strided_cpu(X: T.Tensor((nx,), stored), Y: T.Tensor((ny,), stored), M: T.Tensor((3 * rank,), "int64"),
                             n: T.int64, L: T.int64, sx: T.int64, sy: T.int64):
         with T.Kernel(n) as o:
             stat = T.alloc_local((2,), "float32")  # the row's max, then its sum
@@ -312,4 +313,4 @@ def softmax_strided_program(dtype: str, gpu: bool, rank: int):
             for r in T.serial(L):
                 Y[y + r * sy] = store(T.exp(load(X[x + r * sx], dtype, gpu) - stat[0]) / stat[1], dtype, gpu)
 
-    return softmax_columns_cpu
+    return softmax_strided_cpu

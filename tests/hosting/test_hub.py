@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "labs" / "01_copy.ipynb"
 PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE = [sys.executable, "-m", "operator_course.hosting"]
+RUNTIME = Path("/run/oprt-course")  # CourseSpawner.runtime_root: each student's kernels' sockets
 
 
 def _missing() -> str | None:
@@ -105,7 +106,8 @@ per_day = 0.1
     labs_mode = os.stat(ROOT / "labs").st_mode & 0o7777
     log = open(tmp / "hub.log", "wb")
     started = time.monotonic()
-    proc = subprocess.Popen([*COURSE, "serve", "--config", str(config)], cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
+    # --config relative to the caller's folder, as `make hub` passes it
+    proc = subprocess.Popen([*COURSE, "serve", "--config", config.name], cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
                             env={**os.environ, "OPRT_HUB_ADMIN_TOKEN": token}, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     admin = requests.Session()
@@ -151,6 +153,7 @@ per_day = 0.1
                 except ProcessLookupError:
                     pass
             subprocess.run(["userdel", "--remove", user], capture_output=True)
+            shutil.rmtree(RUNTIME / user, ignore_errors=True)
         os.chmod(ROOT / "labs", labs_mode)
         for folder, mode in opened.items():
             os.chmod(folder, mode)
@@ -241,6 +244,8 @@ def test_the_course_hub_from_roster_to_returned_feedback(hub):
     failed = [(cells[i][:60], r.get("ename"), r.get("evalue")) for i, r in enumerate(replies) if r["status"] != "ok"]
     assert not failed
     assert f"whoami {pwd.getpwnam(a).pw_uid} 400" in replies[1]["stdout"]
+    connection = RUNTIME / a / f"kernel-{kernel['id']}.json"
+    assert json.loads(connection.read_text())["transport"] == "ipc"  # no TCP ports to collide on
     assert any("copy (TileLang): passed" in r["stdout"] for r in replies)
 
     # B reaches neither A's notebook (files, or A's server with B's login) nor the solutions

@@ -6,5 +6,5 @@
     python -m operator_course.hosting return  --config course.toml   # feedback -> homes
 
 config.py reads course.toml; accounts.py makes the students' Unix users; hub_config.py is the
-JupyterHub config (spawner.py: limits and the handout); collect.py, late.py, give_back.py are
-the instructor's steps after the hub."""
+JupyterHub config (spawner.py: limits, the handout, kernels over IPC; with_hub.py: services
+that die with the hub); collect.py, late.py, give_back.py are the instructor's steps after the hub."""

@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     grader_args = argv[argv.index("--") + 1:] if "--" in argv else []
     args = parser.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    args.config = args.config.resolve()  # from the caller's folder, before serve's chdir into the hub state
     course = config.load(args.config)
     if args.command == "serve":
         from .serve import serve

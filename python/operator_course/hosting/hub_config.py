@@ -3,7 +3,8 @@ everything comes from course.toml, named by $OPRT_COURSE_CONFIG.
 
 PAM login for the roster's Unix users; each student's JupyterLab runs as them with the course
 venv's Python (its "python3" kernel imports the runtime and TileLang), under limits, with the
-handout copied in on first spawn (spawner.py); services: the idle culler and the course site.
+handout copied in on first spawn (spawner.py), its kernels over IPC; services: the idle culler and
+the course site, which die with the hub (with_hub.py).
 GPUs: students are spread over the GPUs (CUDA_VISIBLE_DEVICES), hub.students_per_gpu each;
 the grader's performance checks take one timing lock, so timings never overlap each other."""
 
@@ -66,13 +67,16 @@ if n_gpus:
     env["CUDA_VISIBLE_DEVICES"] = _gpu_of  # students spread over the GPUs, students_per_gpu each
 c.Spawner.environment = env
 
+# the services die with the hub (SIGTERM when it exits, a crash too): a restarted hub starts them afresh
+with_hub = [sys.executable, "-m", "operator_course.hosting.with_hub", str(os.getpid())]
 services = [{"name": "idle-culler",
-             "command": [sys.executable, "-m", "jupyterhub_idle_culler", f"--timeout={course.idle_timeout}"]}]
+             "command": [*with_hub, sys.executable, "-m", "jupyterhub_idle_culler",
+                         f"--timeout={course.idle_timeout}"]}]
 roles = [{"name": "idle-culler", "services": ["idle-culler"],
           "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
 if (course.site / "index.html").exists():
     services.append({"name": "site", "url": f"http://127.0.0.1:{course.site_port}",
-                     "command": [sys.executable, "-m", "operator_course.hosting.site_server",
+                     "command": [*with_hub, sys.executable, "-m", "operator_course.hosting.site_server",
                                  str(course.site)]})
 if os.environ.get("OPRT_HUB_ADMIN_TOKEN"):  # scripts (and the test) drive the hub's REST API with it
     services.append({"name": "course-admin", "api_token": os.environ["OPRT_HUB_ADMIN_TOKEN"]})

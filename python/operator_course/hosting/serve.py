@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from pathlib import Path
 
 from operator_course.grader.release import release
@@ -19,9 +20,39 @@ def private(course: Course) -> list[Path]:
     return [course.labs, course.state, course.submissions, course.grades]
 
 
+def closed_folder(path: str | Path) -> Path | None:
+    """The first folder on the way to ``path`` (``path`` too, if a folder) that other users may not
+    enter (no o+x), or the file itself if they may not run it; None if the way is open. Symlinks are
+    followed as the kernel follows them, so give both the path as named and its real path."""
+    path = Path(os.path.abspath(path))
+    for folder in [*reversed(path.parents), path]:
+        mode = os.stat(folder).st_mode
+        if not mode & 0o001:
+            return folder
+    return None
+
+
+def check_students_can_run_python() -> None:
+    """Refuses (SystemExit) when the students' servers could not start this Python: e.g. a venv
+    made from a pyenv Python under /root (mode 0700). Checked before anything is changed."""
+    needed = [sys.executable, os.path.realpath(sys.executable),
+              sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], Path(__file__).parents[1]]
+    for path in needed:
+        folder = closed_folder(path)
+        if folder is not None:
+            mode = os.stat(folder).st_mode & 0o7777
+            raise SystemExit(
+                f"course serve: students cannot run the course's Python {sys.executable} "
+                f"(really {os.path.realpath(sys.executable)}): {folder} (mode {mode:o}) is closed to other "
+                f"users, and they need {path}.\nMake the course's venv from a Python students can run "
+                "(e.g. /usr/bin/python3 -m venv .venv, not a pyenv Python under /root), in a checkout they can "
+                "read (e.g. /srv/course): README, 'Hosting the course'.")
+
+
 def prepare(course: Course) -> list[str]:
     if os.geteuid() != 0:
         raise SystemExit("course serve: run as root (PAM logins, one Unix user per student)")
+    check_students_can_run_python()
     names = accounts.students(course.roster)
     course.state.mkdir(parents=True, exist_ok=True)
     for path in private(course):
@@ -54,8 +85,9 @@ def prepare(course: Course) -> list[str]:
 
 
 def serve(course: Course, config_path: Path) -> None:
+    config_path = config_path.resolve()  # before the chdir: a relative --config is the caller's
     prepare(course)
     os.chdir(course.state)
-    os.environ["OPRT_COURSE_CONFIG"] = str(config_path.resolve())
+    os.environ["OPRT_COURSE_CONFIG"] = str(config_path)
     hub_config = Path(__file__).with_name("hub_config.py")
     os.execv(sys.executable, [sys.executable, "-m", "jupyterhub", "-f", str(hub_config)])

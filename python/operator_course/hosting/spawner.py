@@ -5,12 +5,20 @@ the first spawn.
 Limits (kernels and terminals inherit them): RLIMIT_NPROC, the student's processes and
 threads together (counted per uid), and RLIMIT_DATA, the memory each process may allocate (not
 RLIMIT_AS: CUDA reserves terabytes of address space). A cap on the sum over a student's
-processes needs cgroups (systemd's SystemdSpawner, or Kubernetes: python/operator_course/hosting/kubernetes/README.md)."""
+processes needs cgroups (systemd's SystemdSpawner, or Kubernetes: python/operator_course/hosting/kubernetes/README.md).
+
+Kernels talk to their server over IPC (Unix sockets), not TCP: a TCP port is picked by binding
+port 0 and closing it, so two kernels started seconds apart could get the same one ("Address
+already in use", issue 30). The sockets and connection files lie in the student's own runtime
+folder, RUNTIME_ROOT/<name> (mode 0700, theirs; short, as a socket's path must be: 107 bytes)."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import resource
 import shutil
+import stat
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
@@ -25,6 +33,39 @@ class CourseSpawner(LocalProcessSpawner):
     handout = Unicode("", config=True, help="folder of released (student) notebooks")
     home_labs = Unicode("labs", config=True, help="the handout's folder in the student's home")
     site_note = Unicode("", config=True, help="text of COURSE.md in the student's home")
+    runtime_root = Unicode("/run/oprt-course", config=True,
+                           help="parent of each student's JUPYTER_RUNTIME_DIR (kernels' IPC sockets)")
+
+    @property
+    def runtime_dir(self) -> str:
+        return os.path.join(self.runtime_root, self.user.name)
+
+    def get_args(self):
+        return [*super().get_args(), "--KernelManager.transport=ipc"]
+
+    def user_env(self, env):
+        env = super().user_env(env)
+        env["JUPYTER_RUNTIME_DIR"] = self.runtime_dir
+        return env
+
+    def make_runtime_dir(self) -> None:
+        """RUNTIME_ROOT (root's, 0755) and in it the student's folder (theirs, 0700)."""
+        user = pwd.getpwnam(self.user.name)
+        os.makedirs(self.runtime_root, mode=0o755, exist_ok=True)
+        root = os.lstat(self.runtime_root)
+        if root.st_uid != os.geteuid() or root.st_mode & 0o022 or not stat.S_ISDIR(root.st_mode):
+            raise RuntimeError(f"{self.runtime_root} must be a folder only the hub's user writes")
+        try:
+            os.mkdir(self.runtime_dir, 0o700)
+        except FileExistsError:
+            if not stat.S_ISDIR(os.lstat(self.runtime_dir).st_mode):
+                raise RuntimeError(f"{self.runtime_dir} is not a folder") from None
+        os.chown(self.runtime_dir, user.pw_uid, user.pw_gid)
+        os.chmod(self.runtime_dir, 0o700)
+
+    async def start(self):
+        self.make_runtime_dir()
+        return await super().start()
 
     def make_preexec_fn(self, name):
         become = super().make_preexec_fn(name)

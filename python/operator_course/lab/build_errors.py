@@ -24,6 +24,16 @@ HINTS = [
     (r"Cannot use and / or / not operator to Expr", r"\b(max|min)\(",
      "Python's max() and min() compare with `>`, which a TileLang expression cannot answer while the program "
      "is built: use T.max(a, b) and T.min(a, b)"),
+    # TileLang (0.1.15) compiles the `if`s, `a if c else b`s, `and`s of the @T.prim_func body itself (and of a
+    # T.macro): it rewrites that source. A helper function or lambda defined outside it, called with TileLang
+    # values, runs as Python while the program is built: `j < n` there cannot be True or False (`j == n` can,
+    # silently: TVM compares the two expressions' structure)
+    (r"Cannot use and / or / not operator to Expr", r"^\s*(el)?if\b|\bif\b.+\belse\b",
+     "a Python `if` (or `a if cond else b`) needs True or False while the program is built, and a comparison of "
+     "TileLang values has one only when the kernel runs. TileLang compiles the `if`s written in the @T.prim_func "
+     "body itself, but this line is in a Python function (or lambda) it calls, so Python runs it, once, at build "
+     "time. Choose between values with T.if_then_else(cond, a, b), e.g. T.if_then_else(j < n, X[row, j], 0.0) "
+     "(T.And(a, b) joins two conditions), or write the `if` in the kernel's body"),
     (r"Cannot use and / or / not operator to Expr", None,
      "`and`, `or`, `not` need True or False now, but a TileLang expression has a value only when the kernel "
      "runs: combine conditions with T.And(a, b) / T.Or(a, b), or nest the `if`s"),

@@ -32,6 +32,7 @@ class Case:
     dtype: torch.dtype
     shape: tuple
     inputs: list[torch.Tensor]  # on the CPU; a runner moves them to its device
+    probe: str = ""  # "": an input judged against torch; ROW_ENDS: the row-ends probe (judged on its own terms)
 
     def __str__(self) -> str:
         return f"{self.shape} {str(self.dtype).removeprefix('torch.')}"
@@ -59,7 +60,37 @@ def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda",
         if special:
             cases.append(Case(dtype, tuple(special[0].shape), special))
     # the smallest failing input is reported first; for one shape, float32 before 16-bit (a stable sort)
-    return sorted(cases, key=lambda c: math.prod(c.shape))
+    cases = sorted(cases, key=lambda c: math.prod(c.shape))
+    if lang == "tilelang" and get(op).kind == "rows":  # before (1, 1), whose NaN would say less
+        cases.insert(0, row_ends_probe(kinds[0], gen))
+    return cases
+
+
+# The row-ends probe. A tile loop over a row reads whole tiles, and a tile rarely ends where the row
+# ends: a load the kernel indexes itself (X[row, k * TILE + j]) without `k * TILE + j < row_len`
+# reads the next row, or past the tensor. The kernel sees a compact (rows, row_len) tensor, so the
+# check cannot pad each row with a guard of its own (TileLang's T.Tensor takes no row stride);
+# instead the probe's rows are the guard: rows 0 and 1 hold the same values A, row 2 is poison
+# (+inf and NaN alternating: +inf survives a max that drops NaN, as CUDA's fmaxf does, and NaN a
+# softmax sum that +inf would only turn into 0s), and the input's own NaN guard follows. Row 0
+# is followed by row 1 (finite values), row 1 by the poison: a kernel that reads past a row's end
+# gets a finite result for row 0 (maybe wrong) and a non-finite one for row 1. The rows are long
+# (PROBE_ROW_LEN) so that row 0's overrun ends inside row 1 for any tile up to 4096 wide. Only that
+# signature fails the probe; every other mistake is left to the ordinary inputs that follow, so
+# the probe never changes what they say. The lab checks of TileLang row kernels run it first:
+# with no row guard, (1, 1) would read the input's NaN guard and look like an output never
+# written. (The CUDA checks do not run it: off a GPU their CPU path (cuda_cpu.py) watches every
+# load, and the last row's overrun, past the input's end, is reported with its thread and line.)
+ROW_ENDS = "row_ends"
+PROBE_ROW_LEN = 3001  # odd and prime: no tile width divides it
+
+
+def row_ends_probe(dtype: torch.dtype, generator: torch.Generator) -> Case:
+    a = torch.randn(PROBE_ROW_LEN, generator=generator)
+    poison = torch.full((PROBE_ROW_LEN,), float("inf"))
+    poison[1::2] = float("nan")
+    x = torch.stack([a, a, poison]).to(dtype)
+    return Case(dtype, tuple(x.shape), [x], probe=ROW_ENDS)
 
 
 def _tma_shapes(shapes: list[tuple]) -> list[tuple]:
@@ -123,6 +154,14 @@ HINTS = {
                     "cuda": "softmax makes NaN from -inf - -inf: threads (or lanes) that saw no element yet hold "
                             "m = -inf, and merging two of them computes exp(-inf - -inf); skip the rescale while "
                             "the max is -inf"},
+    # the row-ends probe (row_ends_probe): a load past the end of a row reached a result
+    "row_ends": {"tilelang": "a tile rarely ends where the row ends: guard every load you index yourself, "
+                             "T.if_then_else(k * TILE + j < row_len, X[row, k * TILE + j], identity), with your "
+                             "reduction's identity (0 for a sum, the lowest float for a max), or let T.copy load "
+                             "the tile (it loads 0 past the row's end: right for a sum; before a max, set those "
+                             "lanes to the lowest float)",
+                 "cuda": "check every load against the row's length (`j < row_len`): a thread's last strided "
+                         "element, or an unrolled round's, can lie past the row's end"},
     "row_sums": {"tilelang": "divide by the sum of exp(x - max) over the row; an online kernel must rescale the "
                              "running sum by exp(m_old - m_new) whenever the max grows",
                  "cuda": "divide by the sum of exp(x - max) over the row; when two partial (max, sum) pairs merge, "
@@ -185,6 +224,9 @@ def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed
     where = f"{op} ({name}) is wrong for shape {case}"
     if out is None:
         raise AssertionError(f"{op} ({name}) produced no output for shape {case}")
+    if case.probe == ROW_ENDS:
+        return _judge_row_ends(op, where, case, out, lang)
+    passed = [p for p in passed if not p.probe]  # the hints speak of ordinary inputs only
     if before or after:
         raise Wrong(f"{where}: it wrote outside the output.\n" + _outside(before, after, out.numel(), lang))
     expected = reference(op, *case.inputs).to(case.dtype)
@@ -194,6 +236,32 @@ def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed
     except AssertionError as e:
         text, mask = diagnose(out.detach().cpu(), expected, op, case, lang, list(passed))
         raise Wrong(f"{where}: {e}\n{text}", mask) from None
+
+
+def _judge_row_ends(op: str, where: str, case: Case, out: torch.Tensor, lang: str) -> None:
+    """The row-ends probe (row_ends_probe): fails only when row 0's result is finite and row 1's
+    is not, where torch's is finite: row 1's result then holds values from past its end."""
+    got = out.detach().cpu().double()
+    want = reference(op, case.inputs[0][:1]).to(case.dtype).double()[0]  # the answer for A, rows 0 and 1
+    first, second = got[0], got[1]
+    poisoned = ~second.isfinite() & want.isfinite()
+    if not (bool(first.isfinite().all()) and bool(poisoned.any())):
+        return  # not the signature: whatever else is wrong, the ordinary inputs say it
+    n = case.shape[-1]
+    if second.dim() == 0:  # one value per row
+        seen = (f"row 1's result is {second.item():.6g} (torch's: {want.item():.6g}), while row 0's is finite "
+                f"({first.item():.6g})")
+    else:
+        j = int(poisoned.nonzero()[0])
+        seen = (f"{int(poisoned.sum())} of row 1's {n} results are not finite (element {j}: {second[j].item():.6g}, "
+                f"torch's: {want[j].item():.6g}), while row 0's are all finite")
+    mask = torch.zeros(got.shape, dtype=torch.bool)
+    mask[1] = poisoned
+    raise Wrong(f"{where}: your kernel reads past the end of the row.\n"
+                f"Rows 0 and 1 of this input hold the same {n} values; in memory row 0 is followed by row 1, and "
+                f"row 1 by +inf and NaN (the check's guard, row 2): {seen}. Values beyond column {n - 1} of row 1 "
+                "reached its result. On a GPU such a load reads the next row, or memory past the tensor's end.\n"
+                "Hint: " + HINTS["row_ends"][lang] + ".", mask)
 
 
 def _extra_atol(op: str, case: Case):
@@ -219,6 +287,7 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     """(which elements are wrong, in words a student can act on, with the first few of them;
     the mask of wrong elements)."""
     exact, special = get(op).exact, SPECIAL.get(op) == case.shape
+    passed = [p for p in passed if not p.probe]
     g, w = got.double().reshape(want.shape), want.double()
     rtol, atol = (0.0, 0.0) if exact else TOLERANCES[want.dtype]
     bound = atol + torch.as_tensor(_extra_atol(op, case), dtype=torch.float64).expand_as(w) + rtol * w.abs()

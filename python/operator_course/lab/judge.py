@@ -53,7 +53,7 @@ def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda",
     gen = torch.Generator().manual_seed(seed)
     kinds = dtypes(op, device, lang)
     shapes = list(SHAPES[op]) + (list(get(op).secret_shapes(random.Random(f"{seed}:{op}"))) if secret else [])
-    shapes = _tma_shapes(shapes) if (op, lang, device) == ("matmul", "tilelang", "cuda") else shapes
+    shapes = _tma_shapes(shapes) if get(op).kind == "matmul" and (lang, device) == ("tilelang", "cuda") else shapes
     cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in kinds for shape in shapes]
     for dtype in kinds:
         special = special_inputs(op, dtype, gen)
@@ -116,8 +116,6 @@ HINTS = {
                          "indices >= n",
              "cuda": "the launcher starts a fixed number of blocks: loop with a grid-stride loop "
                      "(i += gridDim.x * blockDim.x) until i >= n"},
-    "empty_rows": {"tilelang": "a row of length 0 sums to 0: write the accumulator even when the loop is empty",
-                   "cuda": "a row of length 0 sums to 0: write the block's result even when no thread loaded anything"},
     "low_precision": {"tilelang": "the float32 input of this shape passed: accumulate in float32 "
                                   "(T.cast(x, \"float32\")) and round to the output dtype once, at the end",
                       "cuda": "the float32 input of this shape passed: accumulate in float (static_cast<float>) and "
@@ -147,13 +145,6 @@ HINTS = {
                               "rows >= rows)",
                   "cuda": "the last rows have no result: one block per row must cover every row, and each "
                           "block's result must be written by one of its threads"},
-    "softmax_nan": {"tilelang": "softmax makes NaN from -inf - -inf (a running max that starts at -inf meets a "
-                                "-inf entry: start the max at the lowest float), or from elements read past the "
-                                "row's end (the check surrounds inputs with NaN: mask the last tile with "
-                                "T.if_then_else(k * TILE + j < row_len, x, neutral))",
-                    "cuda": "softmax makes NaN from -inf - -inf: threads (or lanes) that saw no element yet hold "
-                            "m = -inf, and merging two of them computes exp(-inf - -inf); skip the rescale while "
-                            "the max is -inf"},
     # the row-ends probe (row_ends_probe): a load past the end of a row reached a result
     "row_ends": {"tilelang": "a tile rarely ends where the row ends: guard every load you index yourself, "
                              "T.if_then_else(k * TILE + j < row_len, X[row, k * TILE + j], identity), with your "
@@ -162,49 +153,11 @@ HINTS = {
                              "lanes to the lowest float)",
                  "cuda": "check every load against the row's length (`j < row_len`): a thread's last strided "
                          "element, or an unrolled round's, can lie past the row's end"},
-    "row_sums": {"tilelang": "divide by the sum of exp(x - max) over the row; an online kernel must rescale the "
-                             "running sum by exp(m_old - m_new) whenever the max grows",
-                 "cuda": "divide by the sum of exp(x - max) over the row; when two partial (max, sum) pairs merge, "
-                         "or the running max grows, rescale the running sum by exp(m_old - m_new)"},
-    "matmul_precision": {"tilelang": "{evidence}: T.gemm accumulates in its third "
-                                     "argument's dtype: allocate it T.alloc_fragment((BM, BN), \"float32\") and "
-                                     "round to the output dtype once, in the final T.copy",
-                         "cuda": "{evidence}: keep the running sum in a float "
-                                 "(static_cast<float> each product's factors) and round to T once, at the store"},
-    "matmul_tail": {"tilelang": "only {which} past {first} are wrong: the tile at the edge is partial. T.copy "
-                                "guards its tiles; stores or loads you index yourself need `if i < M` / `if j < N`",
-                    "cuda": "only {which} past {first} are wrong: the tile at the edge is partial. Guard the loads "
-                            "(load 0 for a row >= M, a column >= N or a k >= K) and the store (`if (row < m && "
-                            "col < n)`)"},
-    "matmul_k": {"tilelang": "inputs with K up to {ok} passed: the K loop loses (or double-counts) the last K "
-                             "tile: loop over T.ceildiv(K, BK) tiles; T.copy zero-fills a tile past K",
-                 "cuda": "inputs with K up to {ok} passed: the K loop loses the last, partial K tile, or adds "
-                         "garbage past K: loop over (k + TILE - 1) / TILE tiles and load 0 where k >= K"},
-    "matmul_k_zero": {"tilelang": "K = 0: C = A @ B is all zeros; clear the accumulator (T.clear) and store it "
-                                  "even when the K loop runs no iteration",
-                      "cuda": "K = 0: C = A @ B is all zeros; the store must run even when the K loop runs no "
-                              "iteration (and nothing may return early)"},
     "long_rows": {"tilelang": "rows up to {ok} long passed: the part of the row beyond one tile (or one thread's "
                               "share) is lost or counted twice",
                   "cuda": "rows up to {ok} long passed: the partial results of some threads are lost: every warp's "
                           "partial must reach the block's result (shared memory, __syncthreads, then one warp merges)"},
 }
-
-# The rows of a SPECIAL case (cases.special_inputs) and what a wrong one says about the kernel.
-SPECIAL_ROWS = {
-    0: "the row of large values is wrong: exp(x) overflows float32 past x = 88. Hint: subtract the row's max "
-       "before exp (the max trick)",
-    1: "the row with some -inf entries is wrong: exp(-inf) is 0, but a running max that starts at -inf makes "
-       "-inf - -inf = NaN. Hint: start the max at the lowest float, or skip the rescale while the max is -inf",
-    2: "the fully masked row (every entry -inf) is wrong: torch's softmax is NaN there (0 / 0); a kernel that "
-       "returns 0 or 1/n there treats masked rows differently from torch",
-    4: "the row whose values all lie below -88 is wrong: exp(x - max) underflows to 0 unless max is the row's "
-       "true max, and 0 / 0 is NaN. Hint: start the max at the lowest float (the lab's LOWEST, -3.4e38, or "
-       "-inf), never at 0, and pad a tile's unused lanes with the lowest float too",
-    5: "the row that is -inf but for one value (below -88) is wrong: its softmax is 1 there and 0 elsewhere. "
-       "Hint: the max must come from that one value: start it (and pad unused lanes) at the lowest float, not 0",
-}
-
 
 def launch_failed(who: str, shape: str, error: Exception) -> str:
     """What a student reads when their kernel could not even start on an input."""
@@ -296,50 +249,51 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     count = int(wrong.sum())
     if count == 0:
         return "", wrong
-    hint = {k: v[lang] for k, v in HINTS.items()}
+    record = get(op)
+    hint = {k: v[lang] for k, v in {**HINTS, **record.hints}.items()}  # the operator's own words first
     lines = [f"{count} of {w.numel()} elements are wrong."]
     unwritten = wrong & g.isnan() & ~w.isnan()
     if int(unwritten.sum()) == count and not special:
         lines.append("They are NaN where torch's are finite: the check fills the output with NaN, so most likely "
                      "your kernel never wrote them, or added into them (`+=`, atomicAdd) without setting them "
                      "first: an output is not zeroed for you (or it computed NaN there).")
-        if op == "reduce_sum" and case.shape[-1] == 0:
+        if "empty_rows" in hint and case.shape[-1] == 0:
             lines.append("Hint: " + hint["empty_rows"] + ".")
-        elif op == "softmax":
-            lines.append("Hint: " + hint["softmax_nan"] + ".")
+        elif "unwritten" in hint:
+            lines.append("Hint: " + hint["unwritten"] + ".")
     rows = wrong.reshape(-1, w.shape[-1]) if w.dim() and w.shape[-1] else wrong.reshape(1, -1)
     bad_rows = rows.any(-1).nonzero().flatten().tolist()
     flat = wrong.flatten()
     first_bad = int(flat.nonzero()[0])
     same_shape_f32 = any(p.shape == case.shape and p.dtype == torch.float32 for p in passed)
     shift = _shift(g.flatten(), w.flatten(), bound.flatten())
-    if op == "matmul":
+    if record.kind == "matmul":
         lines += _matmul_hints(g, w, wrong, case, hint, list(passed), same_shape_f32)
-    elif case.dtype != torch.float32 and same_shape_f32 and op in ("reduce_sum", "softmax"):
+    elif case.dtype != torch.float32 and same_shape_f32 and record.kind == "rows":  # row ops accumulate in f32
         lines.append("Hint: " + hint["low_precision"] + ".")
     elif shift:
         lines.append("Hint: " + hint["shifted"].format(k=shift) + ".")
     elif w.numel() == 1 and not bool(unwritten.any()):  # written, and wrong: its arithmetic, not its place
         lines.append("The one element is wrong. Hint: " + hint["one_element"] + ".")
     elif w.dim() == 1 and bool(flat[first_bad:].all()) and (count < w.numel() or int(unwritten.sum()) == count):
-        if get(op).kind == "rows":  # one value per row (reduce_sum's output): the last rows, not a tile's tail
+        if record.kind == "rows":  # one value per row (reduce_sum's output): the last rows, not a tile's tail
             if count < w.numel():
                 lines.append(f"Only the last {count} rows' results are wrong. Hint: " + hint["tail_rows"] + ".")
         else:
             which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
             lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
     elif count == w.numel():
-        sums = get(op).kind == "rows" and w.shape != case.shape and bool(g.isfinite().all())
+        sums = record.kind == "rows" and w.shape != case.shape and bool(g.isfinite().all())
         lines.append("Every element is wrong. Hint: " + hint["every_sum" if sums else "every"] + ".")
         longest = max((p.shape[-1] for p in passed if len(p.shape) == 2 and p.shape[0]), default=0)
-        if op in ("reduce_sum", "softmax") and 1 < longest < case.shape[-1]:
+        if record.kind == "rows" and 1 < longest < case.shape[-1]:
             lines.append("Hint: " + hint["long_rows"].format(ok=longest) + ".")
     elif w.dim() == 2 and rows.shape[0] > 1 and all(bool(rows[r].all()) for r in bad_rows):
         lines.append(f"Whole rows are wrong: rows {bad_rows[:8]}{' ...' if len(bad_rows) > 8 else ''} "
                      f"of {rows.shape[0]}.")
     if special:
-        lines += [f"Row {r}: {SPECIAL_ROWS[r]}." for r in bad_rows if r in SPECIAL_ROWS]
-    elif op == "softmax" and w.dim() == 2:
+        lines += [f"Row {r}: {record.special_rows[r]}." for r in bad_rows if r in record.special_rows]
+    elif "row_sums" in hint and w.dim() == 2:
         lines += _row_sums(g, w, hint["row_sums"])
     shown = flat.nonzero().flatten()[:5].tolist()
     lines.append("First wrong elements (flat index: got, expected): "
@@ -355,23 +309,23 @@ def _matmul_hints(g: torch.Tensor, w: torch.Tensor, wrong: torch.Tensor, case: C
     its right or bottom edge, or its accumulator's precision."""
     m, n, k = case.shape
     if k == 0:
-        return ["Hint: " + hint["matmul_k_zero"] + "."]
+        return ["Hint: " + hint["k_zero"] + "."]
     if case.dtype != torch.float32:
         evidence = "the float32 input of this shape passed" if same_shape_f32 else _rounding_evidence(g, w, wrong,
                                                                                                     case, passed)
         if evidence:
-            return ["Hint: " + hint["matmul_precision"].format(evidence=evidence) + "."]
+            return ["Hint: " + hint["precision"].format(evidence=evidence) + "."]
     rows, cols = wrong.any(1).nonzero().flatten(), wrong.any(0).nonzero().flatten()
     first_row, first_col = int(rows[0]), int(cols[0])
     lines = []
     if first_row > 0 and bool(wrong[first_row:].all()) and int(wrong.sum()) == (m - first_row) * n:
-        lines.append("Hint: " + hint["matmul_tail"].format(which="the rows", first=f"row {first_row}") + ".")
+        lines.append("Hint: " + hint["edge_tile"].format(which="the rows", first=f"row {first_row}") + ".")
     elif first_col > 0 and bool(wrong[:, first_col:].all()) and int(wrong.sum()) == (n - first_col) * m:
-        lines.append("Hint: " + hint["matmul_tail"].format(which="the columns", first=f"column {first_col}") + ".")
+        lines.append("Hint: " + hint["edge_tile"].format(which="the columns", first=f"column {first_col}") + ".")
     elif int(wrong.sum()) >= 0.9 * wrong.numel():  # a lost K tile can leave a few sums right by chance
         longest = max((p.shape[2] for p in passed if p.shape[2] > 1), default=0)
         every = "Every element is wrong" if bool(wrong.all()) else "Nearly every element is wrong"
-        lines.append(f"{every}. Hint: " + (hint["matmul_k"].format(ok=longest) if 1 < longest < k
+        lines.append(f"{every}. Hint: " + (hint["k_tail"].format(ok=longest) if 1 < longest < k
                                            else hint["every"]) + ".")
     return lines
 

@@ -56,4 +56,25 @@ RECORD = Operator(
     production={"cuda": "production: wgmma fed by TMA on sm_90 (mma.sync elsewhere); f32 on CUDA cores",
                 "tilelang": "production: T.copy (TMA) and T.gemm under T.Pipelined"},
     step_bench_shapes=((4096, 4096, 4096),),  # (M, N, K): 137 GFLOP
+    # the judge's words for matmul's own mistakes (lab/judge.py: situation -> {language: hint})
+    hints={
+        "precision": {"tilelang": "{evidence}: T.gemm accumulates in its third "
+                                         "argument's dtype: allocate it T.alloc_fragment((BM, BN), \"float32\") and "
+                                         "round to the output dtype once, in the final T.copy",
+                             "cuda": "{evidence}: keep the running sum in a float "
+                                     "(static_cast<float> each product's factors) and round to T once, at the store"},
+        "edge_tile": {"tilelang": "only {which} past {first} are wrong: the tile at the edge is partial. T.copy "
+                                    "guards its tiles; stores or loads you index yourself need `if i < M` / `if j < N`",
+                        "cuda": "only {which} past {first} are wrong: the tile at the edge is partial. Guard the loads "
+                                "(load 0 for a row >= M, a column >= N or a k >= K) and the store (`if (row < m && "
+                                "col < n)`)"},
+        "k_tail": {"tilelang": "inputs with K up to {ok} passed: the K loop loses (or double-counts) the last K "
+                                 "tile: loop over T.ceildiv(K, BK) tiles; T.copy zero-fills a tile past K",
+                     "cuda": "inputs with K up to {ok} passed: the K loop loses the last, partial K tile, or adds "
+                             "garbage past K: loop over (k + TILE - 1) / TILE tiles and load 0 where k >= K"},
+        "k_zero": {"tilelang": "K = 0: C = A @ B is all zeros; clear the accumulator (T.clear) and store it "
+                                      "even when the K loop runs no iteration",
+                          "cuda": "K = 0: C = A @ B is all zeros; the store must run even when the K loop runs no "
+                                  "iteration (and nothing may return early)"},
+    },
 )

@@ -90,6 +90,12 @@ class Operator:
     # Case.tilelang) that only its GPU kernel makes; on the GPU, dtypes outside (dtypes, message)
     tilelang_gpu_only: tuple[str, ...] = ()
     tilelang_dtypes: tuple | None = None
+    # the lab judge's words for this operator's own mistakes (lab/judge.py, beside its generic ones):
+    # situation -> {language: hint}. Situations the judge knows: "unwritten" (outputs left NaN),
+    # "empty_rows" (rows of length 0), "row_sums" (rows that must sum to 1 do not); a matmul kind's
+    # "precision", "edge_tile", "k_tail", "k_zero" (lab/judge._matmul_hints)
+    hints: dict = field(default_factory=dict)
+    special_rows: dict = field(default_factory=dict)  # special_shape's rows: row -> what a wrong one says
 
     def __post_init__(self):
         assert self.kind in KINDS, f"{self.name}: kind must be one of {KINDS}, not {self.kind!r}"

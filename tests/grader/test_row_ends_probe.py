@@ -14,8 +14,9 @@ import torch
 
 from operator_course.lab.cases import reference
 from operator_course.lab.judge import PROBE_ROW_LEN, ROW_ENDS, Wrong, judge, lab_cases
+from operator_runtime_testing.operators import OPERATORS
 
-ROW_OPS = ("reduce_sum", "softmax")
+ROW_OPS = tuple(op for op, r in OPERATORS.items() if r.kind == "rows")
 
 
 def _probe(op):
@@ -46,8 +47,11 @@ def test_the_tilelang_checks_of_row_ops_start_with_the_probe(op):
     assert sizes == sorted(sizes)  # the ordinary inputs keep their order: the smallest failing one first
 
 
-@pytest.mark.parametrize("op, lang", [("copy", "tilelang"), ("matmul", "tilelang"), ("reduce_sum", "cuda"),
-                                      ("softmax", "cuda")])
+# every operator that is not a row op, in TileLang, and every operator in CUDA (its CPU path checks loads)
+ELSEWHERE = [(op, "tilelang") for op in OPERATORS if op not in ROW_OPS] + [(op, "cuda") for op in OPERATORS]
+
+
+@pytest.mark.parametrize("op, lang", ELSEWHERE)
 def test_no_probe_elsewhere(op, lang):
     assert not any(c.probe for c in lab_cases(op, "cpu", seed=0, lang=lang))
 

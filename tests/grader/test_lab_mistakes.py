@@ -11,6 +11,8 @@ score) must say the same words. Each file's header:
 
 from __future__ import annotations
 
+import base64
+
 import re
 from pathlib import Path
 
@@ -124,3 +126,10 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
         missing = [s for s in spec["says"] if s not in row.reason and not s.startswith("shape (")]
         assert not missing, f"{name}: the grader's reason lacks {missing}:\n{row.reason}"
         assert row.reason.split(" is wrong for ")[0] == notebook_text.split(" is wrong for ")[0]
+        if " elements are wrong." in row.reason and " of 1 elements " not in row.reason:
+            # the picture the notebook shows is in the feedback file too, as an image, and not in the CSV
+            from operator_course.grader import gradebook
+
+            assert base64.b64decode(row.picture).startswith(b"\x89PNG"), f"{name}: no picture in the grader's row"
+            assert f"](data:image/png;base64,{row.picture})" in gradebook.feedback([row])
+            assert "picture" not in gradebook.COLUMNS

@@ -8,7 +8,8 @@ OUT/gradebook.csv   student, lab, check, status, points, max, reason, answers, g
                     this pass has none (pending: needs a GPU) or has a lesser one (a CPU verdict
                     after a GPU's). Different answers never inherit a result.
 OUT/totals.csv      one row per student: points per lab, total, max, pending (for an LMS)
-OUT/feedback/<student>.md   every reason in full
+OUT/feedback/<student>.md   every reason in full, with the picture of a wrong result's elements
+                    (embedded as a PNG: the file is whole wherever it is copied, e.g. `course return`)
 Files are written whole to a temp name and renamed, so a reader never sees half a gradebook.
 Text cells that a spreadsheet would read as a formula (a student's error text starting with `=`)
 are written with a leading `'`."""
@@ -19,7 +20,7 @@ import csv
 import io
 import os
 import tempfile
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 PENDING = "pending"
@@ -36,13 +37,15 @@ class Row:
     reason: str
     answers: str = ""  # grade.answers_hash of the answer cells this row judged
     graded_on: str = ""  # cpu | cuda: the machine whose run gave this verdict
+    # a wrong result's picture (lab/picture.png, base64): for the feedback file, not a gradebook column
+    picture: str = field(default="", repr=False)
 
     @property
     def key(self) -> tuple[str, str, str]:
         return self.student, self.lab, self.check
 
 
-COLUMNS = [f.name for f in fields(Row)]
+COLUMNS = [f.name for f in fields(Row) if f.name != "picture"]
 
 
 MAX_REASON = 20_000  # characters of a reason in the gradebook (the feedback and logs keep the rest)
@@ -114,7 +117,7 @@ def write(out: Path, rows: list[Row], labs: list[str]) -> None:
     for r in rows:  # one student's text must not make the next run's read_rows fail (or a 2 MB cell)
         if len(r.reason) > MAX_REASON:
             r.reason = r.reason[:MAX_REASON] + "\n[... cut]"
-    atomic_write(out / "gradebook.csv", _csv(COLUMNS, [[neutral(v) for v in asdict(r).values()] for r in rows]))
+    atomic_write(out / "gradebook.csv", _csv(COLUMNS, [[neutral(getattr(r, c)) for c in COLUMNS] for r in rows]))
     students = sorted({r.student for r in rows})
     table = []
     for student in students:
@@ -139,6 +142,8 @@ def feedback(mine: list[Row]) -> str:
         for r in mine:
             if r.lab == lab and r.status != "passed":
                 lines += [f"### {r.check}: {r.status}", "", "```text", r.reason.replace("```", "'''"), "```", ""]
+                if r.picture:
+                    lines += [f"![{r.check}: where the wrong elements are (red)](data:image/png;base64,{r.picture})", ""]
     lines.append(f"Long output (compiler reports, the runs' logs) is kept by the grader in logs/{mine[0].student}/.")
     return "\n".join(lines)
 

@@ -5,6 +5,7 @@ or returned decides a point."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import math
@@ -23,6 +24,7 @@ from .submissions import read_regular
 from .execute import Executed, first_error
 from .gradebook import PENDING, Row
 from operator_course.lab.judge import Case, judge, lab_cases
+from operator_course.lab import picture
 from operator_course.lab.kernels import GUARD
 
 
@@ -195,7 +197,11 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
         try:
             judge(spec.op, name, case, buffer, lang, job.cases[:i])
         except AssertionError as e:
-            return row("failed", str(e))
+            failed_row = row("failed", str(e))
+            if getattr(e, "mask", None) is not None and e.mask.numel() > 1:  # the notebook's picture, for the feedback
+                title = f"{spec.op} ({name}), shape {case}: wrong elements in red"
+                failed_row.picture = base64.b64encode(picture.png(e.mask, title)).decode()
+            return failed_row
     return row("passed", f"{spec.op} ({name}): passed on {len(job.cases)} inputs")
 
 

@@ -26,6 +26,15 @@ when they change the result. Here an access inside the guards is recorded (index
 and is harmless, since the guards are the lab's memory; an access outside everything stops the
 kernel before it happens. Everything runs in the calling process (ctypes), like the GPU path.
 
+Shared memory that no thread wrote. A GPU's shared memory starts each block with garbage; here a
+__shared__ variable is a static of the library, which holds zeros (or what the block before left),
+so a tree reduction that reads slots only some threads stored passes by luck. The initcheck
+(runtime.cpp) marks each byte of the __shared__ variables (found by the names the source declares
+__shared__: shared_names, shared_ranges) when a thread of the block writes it, and reports a read
+of bytes none wrote; __device__ variables and other statics are initialized as on a GPU and left
+alone. memcpy, memset and memmove in a kernel count as the reads and writes they make (the
+header's own versions: GCC instruments neither the C library's nor its inline expansion of them).
+
 Lines: the source carries ``#line 1 "CUDA_SOURCE"`` before the student's text, as for nvcc; the
 header's barrier and shuffle macros pass __LINE__, and the program counters of loads and stores
 become lines through addr2line on the library (built with -g).
@@ -153,18 +162,73 @@ def host_problems(obj: Path) -> list[str]:
 def build(op: str, student_source: str, own_launch: bool = False) -> "CpuLab":
     """Check the source (cuda_build.check_source), build it and load it."""
     lib, _ = build_library(op, student_source, own_launch, check=True)
-    return CpuLab(op, lib)
+    return CpuLab(op, lib, student_source)
+
+
+def shared_names(source: str) -> set[str]:
+    """The names ``source`` declares __shared__: `__shared__ __align__(16) float a[32][33], b;` -> a, b
+    (the last name before each declarator's `[`, `,`, `;`, `=` or `{` outside parentheses). A
+    __shared__ spelled through a macro of the student's is not seen: its variable is then not checked."""
+    tokens = [t for t in cuda_build._lex(source) if t.kind != "nl"]
+    names: set[str] = set()
+    for k, t in enumerate(tokens):
+        if t.kind != "id" or t.text != "__shared__":
+            continue
+        depth, last, named = 0, None, False
+        for u in tokens[k + 1:]:
+            if u.text == "#":
+                break
+            if depth == 0 and u.text in ("[", "{", ";", ",", "=") and last and not named:
+                names.add(last)
+                named = True
+            if u.text in ("(", "[", "{"):
+                depth += 1
+            elif u.text in (")", "]", "}"):
+                depth -= 1
+                if depth < 0:
+                    break
+            elif depth == 0 and u.text == ";":
+                break
+            elif depth == 0 and u.text == ",":
+                last, named = None, False
+            elif depth == 0 and u.kind == "id" and not named:
+                last = u.text
+    return names
+
+
+def shared_ranges(lib: Path, names: set[str]) -> list[tuple[int, int]]:
+    """(offset in the library, bytes) of each static variable of ``lib`` named one of ``names``
+    (function-local statics too: `reduce_sum_kernel<float>(...)::partial`), by its symbol table."""
+    if not names:
+        return []
+    result = subprocess.run(["nm", "-C", "-S", "--defined-only", str(lib)], capture_output=True, text=True, timeout=60)
+    ranges = []
+    for ln in result.stdout.splitlines():
+        parts = ln.split(maxsplit=3)
+        if (len(parts) == 4 and len(parts[2]) == 1 and parts[2] in "bBdD" and not parts[3].startswith("guard variable")
+                and parts[3].split("::")[-1] in names):
+            ranges.append((int(parts[0], 16), int(parts[1], 16)))
+    return ranges
 
 
 class CpuLab:
     """The CPU build, loaded: ``run(inputs, out, label)`` runs the kernel through the lab's C entry
-    point and raises AssertionError (its first line ``label``) when the run found a fault."""
+    point and raises AssertionError (its first line ``label``) when the run found a fault.
+    ``source``: the student's text, for the names it declares __shared__ (the initcheck watches
+    those variables); without it, the translation unit build_library left beside the library."""
 
-    def __init__(self, op: str, lib: Path):
-        self.op, self.path = op, lib
+    def __init__(self, op: str, lib: Path, source: str | None = None):
+        self.op, self.path = op, Path(lib)
         self.lib = ctypes.CDLL(str(lib))
         self.lib.cuda_cpu_report.restype = ctypes.c_char_p
         self.lib.cuda_cpu_begin.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_ulonglong)]
+        self.lib.cuda_cpu_shared.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_ulonglong)]
+        if source is None:
+            unit = self.path.with_suffix(".cc")
+            source = unit.read_text() if unit.exists() else ""
+        ranges = shared_ranges(self.path, shared_names(source))
+        flat = [v for r in ranges for v in r]
+        self.lib.cuda_cpu_shared(len(ranges), (ctypes.c_ulonglong * max(len(flat), 1))(*flat))
 
     def run(self, inputs: list[torch.Tensor], out: torch.Tensor, label: str) -> torch.Tensor:
         tensors = [*inputs, out]
@@ -228,6 +292,8 @@ def _variable(lib: Path, offset: int, size: int, dynamic: bool) -> str:
             start, extent = int(parts[0], 16), int(parts[1], 16)
             if start <= offset < start + extent:
                 name, byte = parts[3].split("::")[-1], offset - start
+                if extent == size and byte == 0:
+                    return name  # a scalar
                 return f"{name}[{byte // size}]" if size in (1, 2, 4, 8) and byte % size == 0 else f"{name} (byte {byte})"
     return "a shared or static variable"
 
@@ -240,6 +306,7 @@ KINDS = {
     "shfl_width": "shuffle width is not a power of 2", "shfl_mismatch": "lanes meet at different warp collectives",
     "shfl_source": "shuffle reads a lane outside its mask", "trap": "__trap", "assert": "assertion failed",
     "double_write": "two threads write one output element",
+    "uninit": "read of shared memory no thread wrote",
 }
 HINTS = {
     "race": "put a __syncthreads() between the threads' writes to shared memory and the other threads' reads "
@@ -258,6 +325,11 @@ HINTS = {
     "shfl_source": "a lane may only read lanes named in the mask: widen the mask, or keep the offset inside it",
     "double_write": "each output element needs exactly one thread: a grid-stride loop steps by every thread of the "
                     "grid, i += (int64_t)gridDim.x * blockDim.x, so that no two threads meet",
+    "uninit": "each element of shared memory a thread reads must first be stored by a thread of the block (with a "
+              "__syncthreads() between the store and another thread's read): have every thread store, a neutral "
+              "value where it has no data (`sdata[tid] = i < n ? x[i] : 0`, not `if (i < n) sdata[tid] = x[i]`), or "
+              "keep the reads to the elements that were stored; and store a partial result in shared memory before "
+              "it is read back",
 }
 
 # Where an op's kernels go wrong differently: a matmul thread owns a (row, col) of C, not a
@@ -276,13 +348,13 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
     from operator_course.lab.judge import HINTS as JUDGE_HINTS
 
     records = [_fields(ln) for ln in report.splitlines() if ln.strip()]
-    counts = {(r.get("buf"), r.get("rw"), r.get("race") or r.get("double")): int(r["count"])
+    counts = {(r.get("buf"), r.get("rw"), next((k for k in ("race", "double", "uninit") if k in r), None)): int(r["count"])
               for r in records if r.get("kind") == "count"}
     faults = [r for r in records if r.get("kind") != "count"]
     lines = _lines(lib, [int(r[k]) for r in faults for k in ("pc", "other_pc") if k in r])
     names = POINTERS[op]
     out_lines, hints = [], []
-    order = {"oob": 1, "race": 2}
+    order = {"oob": 1, "race": 2, "uninit": 3}
     faults.sort(key=lambda r: (order.get(r["kind"], 0), r.get("rw") != "write"))
     for r in faults:
         kind = r["kind"]
@@ -303,7 +375,7 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             hints.append(OP_HINTS.get((op, "past_end"), JUDGE_HINTS["past_end"]["cuda"]))
         elif kind == "double_write":
             b = int(r["buf"])
-            more = counts.get((None, None, "1"), 1)
+            more = counts.get((None, None, "double"), 1)
             out_lines.append(f"{title}: {who} writes {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which thread "
                              f"{_triple(r['other_thread'])} of block {_triple(r['other_block'])} wrote too: on a GPU "
                              f"either write may land last{f' ({more} such writes in all)' if more > 1 else ''}.")
@@ -319,12 +391,19 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
         elif kind == "race":
             other_line = lines.get(int(r["other_pc"]), "an unknown line")
             var = _variable(lib, int(r["addr"]), int(r.get("size", 1)), "dynamic" in r)
-            more = counts.get((None, None, "1"), 1)
+            more = counts.get((None, None, "race"), 1)
             out_lines.append(f"{title}: {who} {r['rw']}s {var} at CUDA_SOURCE {line}, and thread "
                              f"{_triple(r['other_thread'])} {'wrote' if r['other_rw'] == 'write' else 'read'} it at "
                              f"CUDA_SOURCE {other_line} with no __syncthreads() between them: on a GPU either may come "
                              f"first{f' ({more} racing accesses in all)' if more > 1 else ''}.")
             hints.append(HINTS["race"])
+        elif kind == "uninit":
+            var = _variable(lib, int(r["addr"]), int(r.get("size", 1)), "dynamic" in r)
+            more = counts.get((None, None, "uninit"), 1)
+            out_lines.append(f"{title}: {who} reads {var} at CUDA_SOURCE {line}, which no thread of the block wrote: "
+                             "on a GPU it holds garbage (whatever an earlier block or kernel left there), so the result "
+                             f"is right only by luck{f' ({more} such reads in all)' if more > 1 else ''}.")
+            hints.append(HINTS["uninit"])
         elif kind in ("barrier_exit", "barrier_divergence"):
             other = f"thread {_triple(r['other_thread'])}"
             if kind == "barrier_exit":

@@ -120,8 +120,9 @@ def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: 
     """Compile the student's CUDA source with nvcc and run it on every lab input: on a GPU
     natively; without one the kernel is compiled for sm_90 (it must build for the GPU) and runs on
     the CPU (cuda_cpu.py: the same source built with g++ against our CUDA header), which also
-    reports what a GPU would hide: accesses out of bounds, races on shared memory, barriers and
-    shuffles that not every thread reaches. Same inputs, same judge, same messages.
+    reports what a GPU would hide: accesses out of bounds, races on shared memory, reads of shared
+    memory no thread wrote, barriers and shuffles that not every thread reaches. Same inputs, same
+    judge, same messages.
     ``own_launch``: the source launches its kernel itself (a chapter's step kernel:
     cuda_build.STEP_LAUNCHERS); ``compile_for_gpu=False`` skips the sm_90 build on a CPU machine."""
     from operator_course.cuda import cuda_cpu

@@ -20,12 +20,18 @@
 // wild access: the kernel is stopped before it happens). The race check records, per byte of
 // shared memory and per barrier epoch, who wrote and who read it; two threads touching the same
 // byte in one epoch, one of them writing, is a race unless both are lanes of one warp with a warp
-// collective between the accesses.
+// collective between the accesses. The initcheck records, per byte of __shared__ memory (the
+// dynamic shared memory, and the variables cuda_cpu.py names: cuda_cpu_shared), the epoch of its
+// last write: a read of bytes that no thread of the block wrote since the block began returns
+// garbage on a GPU (here the statics hold zeros, or what the block before left), and is reported.
 #include "cuda_on_cpu.h"
 
 #undef __CUDACC__  // nvcc's, for the kernel's view only (the C++ headers below test it)
 #undef __NVCC__
 #undef printf
+#undef memcpy  // the runtime's own copies are not the kernel's
+#undef memmove
+#undef memset
 #undef threadIdx
 #undef blockIdx
 #undef blockDim
@@ -73,8 +79,31 @@ struct Cell {  // one byte of shared memory, this barrier epoch
   void *writer_pc, *reader_pc[2];
 };
 
+struct Init {  // one byte of __shared__ memory, for the initcheck
+  unsigned written;     // the epoch (stamp) of its last write: this block's iff >= Runtime::block_stamp
+  unsigned read_stamp;  // the epoch of the pending read below
+  int pending;          // index in Runtime::pending of a read of it this epoch that found it unwritten
+};
+
+// A read of unwritten shared bytes. It stays pending until its epoch ends: a write of the bytes later
+// in the epoch by a thread not ordered with the reader makes it a race (the race check reports that),
+// and cancels it; what is left at the end of the epoch is reported.
+struct Uninit {
+  uintptr_t addr;
+  int size, thread;
+  unsigned sync;
+  void* pc;
+  bool dynamic, cancelled;
+};
+
+struct SharedRange {  // a __shared__ variable: offset in the library, bytes, address, first Init
+  uintptr_t off, len, lo;
+  size_t base;
+};
+
 constexpr size_t STACK = 256 << 10;
 constexpr unsigned CELLS = 1u << 17;
+constexpr size_t MAX_PENDING = 1 << 16;
 
 struct Runtime {
   std::vector<Fiber> fibers;
@@ -100,6 +129,12 @@ struct Runtime {
   std::vector<std::pair<unsigned, unsigned>> written;
   long long block_linear = 0, double_writes = 0;
   long long race_count = 0, wild_count = 0;
+  // the initcheck
+  std::vector<SharedRange> shared_ranges;
+  std::vector<Init> static_init, dynamic_init;
+  std::vector<Uninit> pending;
+  unsigned block_stamp = 0;
+  long long uninit_count = 0;
   int last_error = 0;
   long long clock = 0;
   unsigned long long clock_state = 0x9E3779B97F4A7C15ull;  // clock_counter's step generator
@@ -205,12 +240,19 @@ void record(const std::string& line) {
 int lane_of(int t) { return t % 32; }
 
 // ---- memory ----
+// Whether the current thread's access comes after thread u's (made when its warp had seen usync
+// collectives): u is the thread itself, or a lane of its warp with a warp collective between them.
+bool ordered(int u, unsigned usync) {
+  const Runtime& r = R();
+  const int t = r.current, w = t / 32;
+  return u == t || (u / 32 == w && usync != r.warp_sync[w]);
+}
+
 void shared_access(uintptr_t a, int size, bool write, void* pc) {
   Runtime& r = R();
   if (!r.tracking || r.in_atomic) return;
   const int t = r.current, w = t / 32;
   const unsigned sync = r.warp_sync[w];
-  auto ordered = [&](int u, unsigned usync) { return u == t || (u / 32 == w && usync != sync); };
   for (int k = 0; k < size; ++k) {
     const uintptr_t byte = a + k;
     unsigned h = (unsigned)((byte * 0x9E3779B97F4A7C15ull) >> 47) & (CELLS - 1);
@@ -253,6 +295,58 @@ void shared_access(uintptr_t a, int size, bool write, void* pc) {
       }
     }
   }
+}
+
+// The initcheck of an access to shared memory (atomics included: an atomicAdd to a counter no thread
+// set reads garbage too). A read is flagged when none of its bytes was written by the block, so
+// that copying a struct with padding bytes nobody stores is not.
+void init_access(uintptr_t a, int size, bool write, void* pc, bool dynamic) {
+  Runtime& r = R();
+  Init* shadow;
+  uintptr_t lo, len;
+  if (dynamic) {
+    shadow = r.dynamic_init.data(), lo = (uintptr_t)r.dynamic, len = r.dynamic_len;
+  } else {
+    const SharedRange* s = nullptr;
+    for (const auto& x : r.shared_ranges)
+      if (a - x.lo < x.len) { s = &x; break; }
+    if (!s) return;  // a __device__ variable or another static: initialized as on a GPU
+    shadow = r.static_init.data() + s->base, lo = s->lo, len = s->len;
+  }
+  const uintptr_t first = a - lo, end = first + size < len ? first + size : len;
+  if (write) {
+    for (uintptr_t k = first; k < end; ++k) {
+      Init& c = shadow[k];
+      // the first write after a pending read, by a thread not ordered with the reader: a race, which
+      // the race check reports (it leaves atomics out, and may have stopped tracking: then not)
+      if (c.read_stamp == r.stamp && c.pending >= 0 && c.written < r.block_stamp && !r.in_atomic && r.tracking) {
+        Uninit& u = r.pending[c.pending];
+        if (!ordered(u.thread, u.sync)) u.cancelled = true;
+      }
+      c.written = r.stamp;
+    }
+    return;
+  }
+  for (uintptr_t k = first; k < end; ++k) {
+    const Init& c = shadow[k];
+    if (c.written >= r.block_stamp || (c.read_stamp == r.stamp && c.pending >= 0)) return;
+  }
+  if (first >= end || r.pending.size() >= MAX_PENDING) return;
+  const int t = r.current;
+  r.pending.push_back(Uninit{a, size, t, r.warp_sync[t / 32], pc, dynamic, false});
+  for (uintptr_t k = first; k < end; ++k) shadow[k].read_stamp = r.stamp, shadow[k].pending = (int)r.pending.size() - 1;
+}
+
+// The epoch ends (a barrier, or the end of the block): its reads of unwritten bytes are faults.
+void flush_uninit() {
+  Runtime& r = R();
+  for (const Uninit& u : r.pending) {
+    if (u.cancelled || r.uninit_count++) continue;
+    const uintptr_t off = u.dynamic ? u.addr - (uintptr_t)r.dynamic : u.addr - r.lib_base;
+    r.report += fmt("kind=uninit|pc=%lu|addr=%lu|size=%d|%s", pc_off(u.pc), (unsigned long)off, u.size,
+                    u.dynamic ? "dynamic=1|" : "") + where(u.thread) + "\n";
+  }
+  r.pending.clear();
 }
 
 void wild(uintptr_t a, int size, bool write, void* pc) {
@@ -311,7 +405,8 @@ inline void access(void* p, int size, bool write, void* pc) {
         return;
       }
       if (r.oob_count[b][write]++ == 0) {
-        const long long off = (long long)(a - B.lo);
+        // an access that starts inside and runs past the end (a range of memcpy): its first element past it
+        const long long off = a - B.lo < B.len ? (long long)B.len : (long long)(a - B.lo);
         const long long index = off >= 0 ? off / B.elem : -((-off + B.elem - 1) / B.elem);
         r.report += fmt("kind=oob|rw=%s|buf=%d|index=%lld|pc=%lu|", write ? "write" : "read", b, index, pc_off(pc)) +
                     where(r.current) + "\n";
@@ -321,9 +416,15 @@ inline void access(void* p, int size, bool write, void* pc) {
   }
   if (a - (uintptr_t)&builtins < sizeof builtins) return;
   if (a - r.host_lo < r.host_len) return;  // the launcher's arguments, on the calling thread's stack
-  if (r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len) return shared_access(a, size, write, pc);
+  if (r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len) {
+    init_access(a, size, write, pc, true);
+    return shared_access(a, size, write, pc);
+  }
   for (auto& s : r.writable)
-    if (a - s.first < s.second) return shared_access(a, size, write, pc);
+    if (a - s.first < s.second) {
+      if (!r.shared_ranges.empty()) init_access(a, size, write, pc, false);
+      return shared_access(a, size, write, pc);
+    }
   if (!write)
     for (auto& s : r.readonly)
       if (a - s.first < s.second) return;
@@ -345,6 +446,7 @@ void release_barrier() {
     if (f.state == AT_BARRIER) f.state = RUNNABLE;
   r.at_barrier = 0;
   ++r.barrier_gen;
+  flush_uninit();
   ++r.stamp, r.cells_used = 0;  // a new epoch: what came before the barrier is ordered
 }
 
@@ -624,6 +726,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
     r.dynamic_cap = shared_bytes;
   }
   r.dynamic_len = shared_bytes;
+  if (r.dynamic_init.size() < shared_bytes) r.dynamic_init.resize(shared_bytes, Init{0, 0, -1});
   r.nthreads = n;
   r.fibers.assign(n, Fiber{});
   r.warp_sync.assign((n + 31) / 32, 0);
@@ -653,8 +756,12 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         }
         r.at_barrier = r.exited = 0;
         ++r.stamp, r.cells_used = 0;
+        r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
+        r.pending.clear();
         for (auto& s : r.warp_sync) s = 0;
         run_block();
+        if (!r.aborted) flush_uninit();  // a stopped kernel: its own fault says what matters
+        r.pending.clear();
       }
   r.active = false;
   r.current = -1;
@@ -711,11 +818,13 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
     r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
   }
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
-  r.race_count = r.wild_count = r.double_writes = 0;
+  r.race_count = r.wild_count = r.double_writes = r.uninit_count = 0;
+  r.pending.clear();
   if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
   r.last_error = 0;
   Dl_info info;
   if (dladdr((void*)&builtins, &info)) r.lib_base = (uintptr_t)info.dli_fbase;
+  for (auto& s : r.shared_ranges) s.lo = r.lib_base + s.off;
   r.writable.clear(), r.readonly.clear();
   dl_iterate_phdr(
       [](dl_phdr_info* i, size_t, void*) {
@@ -743,6 +852,21 @@ extern "C" const char* cuda_cpu_report() {
       if (r.oob_count[b][w] > 1) r.report += fmt("kind=count|buf=%d|rw=%s|count=%lld\n", b, w ? "write" : "read", r.oob_count[b][w]);
   if (r.double_writes > 1) r.report += fmt("kind=count|double=1|count=%lld\n", r.double_writes);
   if (r.race_count > 1) r.report += fmt("kind=count|race=1|count=%lld\n", r.race_count);
+  if (r.uninit_count > 1) r.report += fmt("kind=count|uninit=1|count=%lld\n", r.uninit_count);
   r.report.swap(text);  // r.report keeps the faults only: calling twice says the same
   return text.c_str();
+}
+
+// the library's __shared__ variables (cuda_cpu.py finds them by the names the source declares
+// __shared__): n x (offset in the library, bytes); the initcheck watches them (and the dynamic
+// shared memory) from the next cuda_cpu_begin on
+extern "C" void cuda_cpu_shared(int n, const unsigned long long* ranges) {
+  Runtime& r = R();
+  r.shared_ranges.clear();
+  size_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    r.shared_ranges.push_back(SharedRange{(uintptr_t)ranges[2 * i], (uintptr_t)ranges[2 * i + 1], 0, total});
+    total += ranges[2 * i + 1];
+  }
+  r.static_init.assign(total, Init{0, 0, -1});
 }

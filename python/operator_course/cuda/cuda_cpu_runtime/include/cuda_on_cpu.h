@@ -10,7 +10,8 @@
 //
 // The student's translation unit is compiled with -fsanitize=thread, but not linked with TSan:
 // the __tsan_read*/__tsan_write* calls GCC inserts before every load and store land in
-// runtime.cpp, which checks each address (bounds of the lab's buffers, shared-memory races).
+// runtime.cpp, which checks each address (bounds of the lab's buffers, shared-memory races, reads of
+// shared memory no thread of the block wrote).
 #pragma once
 
 #include <cfloat>
@@ -417,3 +418,33 @@ inline typename std::common_type<A, B>::type min(A a, B b) {
 #define CUDART_INF HUGE_VAL
 #define CUDART_NAN NAN
 #endif
+
+// memcpy, memset and memmove in a kernel: GCC instruments neither the C library's calls nor its own
+// inline expansion of them (memset of a few bytes becomes plain stores), so these say what they read
+// and write first: a copy into __shared__ memory is a write there (the race check and the initcheck
+// see it), a copy past the end of a buffer an out-of-bounds access. Always inlined: the accesses are
+// the caller's line of CUDA_SOURCE. The parenthesized names are the C library's, not the macros.
+extern "C" void __tsan_read_range(void*, unsigned long);
+extern "C" void __tsan_write_range(void*, unsigned long);
+__attribute__((always_inline)) inline void* __cuda_cpu_memcpy(void* d, const void* s, size_t n) {
+  __tsan_read_range(const_cast<void*>(s), n);
+  __tsan_write_range(d, n);
+  return (memcpy)(d, s, n);
+}
+__attribute__((always_inline)) inline void* __cuda_cpu_memmove(void* d, const void* s, size_t n) {
+  __tsan_read_range(const_cast<void*>(s), n);
+  __tsan_write_range(d, n);
+  return (memmove)(d, s, n);
+}
+__attribute__((always_inline)) inline void* __cuda_cpu_memset(void* d, int c, size_t n) {
+  __tsan_write_range(d, n);
+  return (memset)(d, c, n);
+}
+namespace std {
+using ::__cuda_cpu_memcpy;
+using ::__cuda_cpu_memmove;
+using ::__cuda_cpu_memset;
+}  // namespace std
+#define memcpy(...) __cuda_cpu_memcpy(__VA_ARGS__)
+#define memmove(...) __cuda_cpu_memmove(__VA_ARGS__)
+#define memset(...) __cuda_cpu_memset(__VA_ARGS__)

@@ -16,6 +16,13 @@ def correctness_cases():
         Case("scalar-plus-vector", (T(()), T((4097,)))),
         Case("broadcast-both", (T((5, 1, 7)), T((3, 1)))),
         Case("broadcast-row", (T((33, 65)), T((65,)))),
+        # along rows (the nvidia rows kernel): a bias row in whole packs, rows longer than a block,
+        # a column vector, rows starting off a 16-byte boundary, many rows shorter than a pack
+        Case("bias-rows", (T((64, 1024)), T((1024,)))),
+        Case("bias-long-rows", (T((3, 70_001)), T((70_001,)))),
+        Case("column-vector", (T((37, 513)), T((37, 1)))),
+        Case("offset-plus-row", (T((9, 100), layout="offset"), T((100,)))),
+        Case("many-short-rows", (T((4099, 3)), T((3,)))),
         Case("empty-broadcast", (T((0, 3)), T((1, 3)))),
         Case("transposed", (T((17, 29), layout="transposed"), T((17, 29)))),
         Case("strided", (T((9, 31), layout="strided"), T((9, 31), layout="transposed"))),

@@ -3,7 +3,9 @@
 // Contiguous a, b and out: 16-byte packed loads and stores, one pack per thread, one tile per
 // block (elementwise_cuda.cuh, zip_tiles_kernel); unequally aligned operands take the older
 // grid-stride kernel.
-// Broadcast or strided operands: one thread per element through the plan's strides.
+// Operands contiguous or broadcast along the innermost dim (a bias row, a column vector, a
+// scalar, a sliced view): a pack per thread along rows (zip_rows_kernel). Any other layout:
+// one thread per element through the plan's strides.
 #include <cstring>
 
 #include "elementwise_cuda.cuh"
@@ -76,6 +78,9 @@ extern "C" OPRT_API oprt_status oprt_execute_vector_add(const oprt_vector_add_de
         kernel<<<packed_grid(kernel, d.plan.numel, kPack<T>), kElementwiseThreads, 0, as_cuda_stream(stream)>>>(
             o, x, y, d.plan.numel, Add{});
         check_launch("vector_add kernel (contiguous)");
+      } else if (InnerRows<3> rows; inner_rows(d.plan, rows)) {  // broadcasts and views along rows
+        launch_zip_rows(rows, o, x, y, Add{}, as_cuda_stream(stream));
+        check_launch("vector_add kernel (rows)");
       } else {
         launch_elementwise(d.plan, AddElement<T>{o, x, y}, stream, "vector_add kernel (strided)");
       }

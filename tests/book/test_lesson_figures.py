@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 
 from operator_course.book import lesson_figures as lf  # noqa: E402
 from operator_course.book import steps  # noqa: E402
+from operator_course.book.chapter import heading  # noqa: E402
 
 
 def fake_doc(op: str, dtypes=("f32",)) -> dict:
@@ -52,8 +53,8 @@ def test_matmul_chart_has_a_panel_per_dtype_in_tflops():
     doc = fake_doc("matmul", ("f16", "f32"))
     doc["rows"] = [r for r in doc["rows"] if not (r["backend"] == "tilelang" and r["dtype"] == "f32")]
     fig = lf.progression_figure(doc, "matmul")
-    panels = [ax for ax in fig.axes if ax.get_title()]
-    assert [ax.get_title().split()[2] for ax in panels] == ["f16", "f32"]
+    panels = [ax for ax in fig.axes if heading(ax)]
+    assert [heading(ax).split()[2] for ax in panels] == ["f16", "f32"]
     assert "TFLOP/s" in panels[0].get_xlabel()
     cuda = len([s for s in steps.steps("matmul") if s.lang == "cuda"])
     assert len(panels[0].patches) == len(steps.steps("matmul")) and len(panels[1].patches) == cuda

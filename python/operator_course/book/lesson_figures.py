@@ -4,7 +4,9 @@ thread touches which element, a reduction tree, the online-softmax rescaling).
 
 Kept here, not in the pages, so the chapters stay prose and a test can draw every figure without
 building the site. Measured figures come only from committed JSON: where there is none, the chart
-says so on its face and shows no bar.
+says so on its face and shows no bar. Every figure is drawn for the site's column (chapter.new_chart:
+6.6 in at 100 dpi, no text under 8 pt = 11 px, long labels wrapped, never cut;
+tests/book/test_chart_legibility.py checks it).
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import steps as step_files
-from .chapter import bench_dir
+from .chapter import (FIGURE_DPI, FIGURE_WIDTH_IN, SMALL_PT, TEXT_PT, TITLE_PT, bench_dir, legend_above, new_chart,
+                      wrap)
 from operator_runtime_testing.performance import read_results
 
 COLORS = {"cuda": "tab:green", "tilelang": "tab:purple"}
+# behind a bar's value: the value stays legible where a ceiling or torch line crosses it
+VALUE_BOX = {"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 0.5}
 
 
 def step_results(op: str | None = None) -> list[dict]:
@@ -112,75 +117,98 @@ def step_figures(op: str, number: int | None = None) -> str:
     return "\n".join(lines) or "\n".join(f"{s.label}: not measured on the H200 yet" for s in chosen)
 
 
+def _step_labels(all_steps, width_px: float) -> list[str]:
+    """Each step's full label ("CUDA 3: production: row in registers when it fits, else online"),
+    wrapped to ``width_px``: never cut short."""
+    return [wrap(s.label, width_px, TEXT_PT) for s in all_steps]
+
+
+# a bar's thickness and the gap between rows, in inches: rows are as tall as their wrapped labels
+BAR_IN, GAP_IN = 0.22, 0.1
+
+
+def _bar_rows(labels: list[str]) -> tuple[np.ndarray, float]:
+    """The centres of one bar per label, top to bottom, in inches from the axes' bottom, each row as
+    tall as its label's lines (1.25 line spacing) or a bar, with a gap; and the rows' total height."""
+    heights = np.array([max((label.count("\n") + 1) * TEXT_PT * 1.25 / 72, BAR_IN) + GAP_IN for label in labels])
+    total = float(heights.sum())
+    return total - (np.cumsum(heights) - heights / 2), total
+
+
 def progression_figure(doc: dict | None, op: str):
-    """Horizontal bars: each step's achieved GB/s (one panel per measured shape), the run's copy
-    ceiling and torch as lines; for matmul TFLOP/s, one panel per shape and dtype, with torch and
-    the datasheet peak of the panel's dtype (tensor cores for f16/bf16, FP32 for f32). Without
-    ``doc`` the steps are listed with 'not measured yet'."""
+    """Horizontal bars: each step's achieved GB/s (one panel per measured shape, stacked), the
+    run's copy ceiling and torch as lines; for matmul TFLOP/s, one panel per shape and dtype, with
+    torch and the datasheet peak of the panel's dtype (tensor cores for f16/bf16, FP32 for f32).
+    Without ``doc`` the steps are listed with 'not measured yet'. Drawn for the site's column
+    (chapter.FIGURE_WIDTH_IN): every step's full name, wrapped, beside its bars in every panel."""
     all_steps = step_files.steps(op)
     rows = _rows(doc, op) if doc else {}
     columns = _columns(rows) or [None]
     compute = _compute_bound(op)
-    fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns) + 3.2, 0.42 * len(all_steps) + 1.6),
-                             sharey=True, squeeze=False)
-    labels = [s.label if len(s.label) < 58 else s.label[:55] + "..." for s in all_steps]
-    ypos = np.arange(len(all_steps))[::-1]
-    for ax, column in zip(axes[0], columns):
+    labels = _step_labels(all_steps, 0.42 * FIGURE_WIDTH_IN * FIGURE_DPI)
+    ypos, bars_in = _bar_rows(labels)
+    panel = bars_in + 1.15  # the bars, + heading and legend above, ticks and axis label below
+    suptitle = None
+    if doc:
+        d = doc["device"]
+        goal = "torch.matmul" if compute else "the copy ceiling"
+        suptitle = wrap(f"{d.get('name', '?')}, measured {doc['created'][:10]}: each step toward {goal}",
+                        FIGURE_WIDTH_IN * FIGURE_DPI - 20, TITLE_PT)
+    fig, axes = new_chart(len(columns), 1, height=panel * len(columns) + (0.3 if suptitle else 0), squeeze=False)
+    for ax, column in zip(axes[:, 0], columns):
+        ax.set_yticks(ypos, labels, fontsize=TEXT_PT)
+        ax.set_ylim(0, bars_in)
         mine = {key: r for (sh, dt, key), r in rows.items() if (sh, dt) == column}
         for y, s in zip(ypos, all_steps):
             r = mine.get(s.key)
             if r is None:
                 # a step timed in another dtype only (TileLang's T.gemm steps: not in f32) is not "missing"
                 other = any(key == s.key for *_, key in rows)
-                ax.text(0.02, y, "not timed in this dtype" if other else "not measured yet", va="center", fontsize=8,
-                        color="gray", transform=ax.get_yaxis_transform())
+                ax.text(0.02, y, "not timed in this dtype" if other else "not measured yet", va="center",
+                        fontsize=SMALL_PT, color="dimgray", transform=ax.get_yaxis_transform())
                 continue
             rate = _rate(r, op)
-            ax.barh(y, rate, color=COLORS[s.lang], alpha=1.0 if s.production else 0.6,
+            ax.barh(y, rate, height=BAR_IN, color=COLORS[s.lang], alpha=1.0 if s.production else 0.6,
                     hatch="//" if r["notes"] else None)
-            ax.text(rate, y, f" {rate:.3g}" if compute else f" {rate:.0f}", va="center", fontsize=8)
-        if doc:
-            any_row = next(iter(mine.values()), None)
-            if compute:
-                from .roofline import row_compute_peak
-
-                peak = row_compute_peak(doc, any_row) / 1e3 if any_row and row_compute_peak(doc, any_row) else None
-                if any_row:
-                    ax.axvline(_rate(any_row, op, theirs=True), color="tab:orange", linewidth=1.5,
-                               label=f"torch.matmul {_rate(any_row, op, theirs=True):.1f} TFLOP/s")
-                if peak:
-                    ax.axvline(peak, color="tab:blue", linestyle="--", linewidth=1,
-                               label=f"datasheet peak {peak:.0f} TFLOP/s")
-                # log scale: the naive step and the tensor cores lie three orders of magnitude apart
-                rates = [_rate(r, op) for r in mine.values() if _rate(r, op) > 0]
-                rates += [_rate(any_row, op, theirs=True)] if any_row else []
-                rates += [peak] if peak else []
-                ax.set_xscale("log")
-                if rates:
-                    ax.set_xlim(min(rates) / 3, max(rates) * 3)
-                ax.set_title(f"{op} {'x'.join(map(str, column[0]))} {column[1]}", fontsize=10)
-            else:
-                ceiling = doc.get("copy_ceiling_gbps")
-                if ceiling:
-                    ax.axvline(ceiling, color="tab:blue", linestyle="--", linewidth=1,
-                               label=f"copy ceiling {ceiling:.0f} GB/s")
-                if any_row:
-                    ax.axvline(any_row["torch_gbps"], color="tab:orange", linewidth=1.5,
-                               label=f"torch {any_row['torch_gbps']:.0f} GB/s")
-                ax.set_xlim(0, max([ceiling or 0] + [r["gbps"] for r in rows.values()]) * 1.18)
-                ax.set_title(f"{op} {'x'.join(map(str, column[0]))} float32", fontsize=10)
-            ax.legend(loc="lower right", fontsize=8)
-        else:
+            ax.text(rate, y, f" {rate:.3g}" if compute else f" {rate:.0f}", va="center", fontsize=SMALL_PT,
+                    bbox=VALUE_BOX)
+        if not doc:
             ax.set_xlim(0, 1)
             ax.set_xticks([])
-            ax.set_title(f"{op}: no H200 step figures committed yet", fontsize=10)
-        ax.set_xlabel("achieved TFLOP/s (2MNK / time), log scale" if compute else "achieved GB/s (bytes read + written / time)")
-    axes[0][0].set_yticks(ypos, labels, fontsize=8)
-    if doc:
-        d = doc["device"]
-        goal = "torch.matmul" if compute else "the copy ceiling"
-        fig.suptitle(f"{d.get('name', '?')}, measured {doc['created'][:10]}: each step toward {goal}", fontsize=10)
-    fig.tight_layout()
+            ax.set_title(f"{op}: no H200 step figures committed yet", fontsize=TITLE_PT, loc="left")
+            continue
+        any_row = next(iter(mine.values()), None)
+        if compute:
+            from .roofline import row_compute_peak
+
+            peak = row_compute_peak(doc, any_row) / 1e3 if any_row and row_compute_peak(doc, any_row) else None
+            if any_row:
+                ax.axvline(_rate(any_row, op, theirs=True), color="tab:orange", linewidth=1.5,
+                           label=f"torch.matmul {_rate(any_row, op, theirs=True):.1f} TFLOP/s")
+            if peak:
+                ax.axvline(peak, color="tab:blue", linestyle="--", linewidth=1, label=f"datasheet peak {peak:.0f} TFLOP/s")
+            # log scale: the naive step and the tensor cores lie three orders of magnitude apart
+            rates = [_rate(r, op) for r in mine.values() if _rate(r, op) > 0]
+            rates += [_rate(any_row, op, theirs=True)] if any_row else []
+            rates += [peak] if peak else []
+            ax.set_xscale("log")
+            if rates:
+                ax.set_xlim(min(rates) / 3, max(rates) * 3)
+            heading = f"{op} {'x'.join(map(str, column[0]))} {column[1]}"
+        else:
+            ceiling = doc.get("copy_ceiling_gbps")
+            if ceiling:
+                ax.axvline(ceiling, color="tab:blue", linestyle="--", linewidth=1, label=f"copy ceiling {ceiling:.0f} GB/s")
+            if any_row:
+                ax.axvline(any_row["torch_gbps"], color="tab:orange", linewidth=1.5,
+                           label=f"torch {any_row['torch_gbps']:.0f} GB/s")
+            ax.set_xlim(0, max([ceiling or 0] + [r["gbps"] for r in rows.values()]) * 1.18)
+            heading = f"{op} {'x'.join(map(str, column[0]))} float32"
+        ax.set_xlabel("achieved TFLOP/s (2MNK / time), log scale" if compute
+                      else "achieved GB/s (bytes read + written / time)")
+        legend_above(ax, heading)
+    if suptitle:
+        fig.suptitle(suptitle, fontsize=TITLE_PT)
     return fig
 
 
@@ -199,19 +227,19 @@ def thread_map_figure(op: str = "copy", n: int = 40, threads: int = 4, grid_bloc
          lambda i: ((i // vector) % G, (i // vector) // G)),
     ]
     cmap = plt.get_cmap("tab20")
-    fig, axes = plt.subplots(len(maps), 1, figsize=(11, 1.05 * len(maps) + 0.6))
+    fig, axes = new_chart(len(maps), 1, height=0.78 * len(maps) + 0.55)
     for ax, (title, who) in zip(axes, maps):
         for i in range(n):
             thread, it = who(i)
             ax.add_patch(plt.Rectangle((i, 0), 0.95, 0.95, color=cmap(thread % 20)))
-            ax.text(i + 0.47, 0.47, str(it), ha="center", va="center", fontsize=7)
+            ax.text(i + 0.47, 0.47, str(it), ha="center", va="center", fontsize=SMALL_PT)
         ax.set_xlim(0, n)
         ax.set_ylim(0, 1)
         ax.set_yticks([])
         ax.set_xticks(range(0, n + 1, 8))
-        ax.set_title(title, fontsize=9, loc="left")
-    axes[-1].set_xlabel(f"element index (colour: thread; number: the thread's loop iteration); blocks of {threads} threads")
-    fig.tight_layout()
+        ax.set_title(wrap(title, FIGURE_WIDTH_IN * FIGURE_DPI - 20, TEXT_PT), fontsize=TEXT_PT, loc="left")
+    axes[-1].set_xlabel(wrap(f"element index (colour: thread; number: the thread's loop iteration); blocks of "
+                             f"{threads} threads", FIGURE_WIDTH_IN * FIGURE_DPI - 20, TEXT_PT))
     return fig
 
 
@@ -227,27 +255,27 @@ def reduction_tree_figure(values: list[float] | None = None):
         prev = levels[-1]
         levels.append([prev[t] + prev[t + half] for t in range(half)])
         half //= 2
-    fig, ax = plt.subplots(figsize=(9, 3.6))
+    fig, ax = new_chart(height=3.4)
     for depth, level in enumerate(levels):
         y = len(levels) - 1 - depth
         for t, v in enumerate(level):
             ax.add_patch(plt.Rectangle((t - 0.4, y - 0.3), 0.8, 0.6, color="tab:green" if depth else "tab:gray", alpha=0.6))
-            ax.text(t, y, f"{v:g}", ha="center", va="center", fontsize=9)
+            ax.text(t, y, f"{v:g}", ha="center", va="center", fontsize=TEXT_PT)
         if depth:
             h = len(level)
             for t in range(h):  # thread t adds partial[t + half] into partial[t]
                 ax.annotate("", xy=(t, y + 0.3), xytext=(t, y + 0.7), arrowprops=dict(arrowstyle="->", color="black"))
                 ax.annotate("", xy=(t + 0.1, y + 0.3), xytext=(t + h, y + 0.7),
                             arrowprops=dict(arrowstyle="->", color="tab:red", alpha=0.7))
-            ax.text(len(vals) - 0.45, y, f"half = {h}: threads 0..{h - 1} add, then __syncthreads()",
-                    fontsize=8, ha="right", va="center")
+            ax.text(len(vals) - 0.45, y, wrap(f"half = {h}: threads 0..{h - 1} add, then __syncthreads()",
+                                              0.45 * FIGURE_WIDTH_IN * FIGURE_DPI, SMALL_PT),
+                    fontsize=SMALL_PT, ha="right", va="center")
     ax.set_xlim(-0.6, len(vals) - 0.4)
     ax.set_ylim(-0.5, len(levels) - 0.4)
     ax.set_yticks(range(len(levels)), [f"level {len(levels) - 1 - y}" for y in range(len(levels))])
     ax.set_xticks(range(len(vals)), [f"t{t}" for t in range(len(vals))])
-    ax.set_title(f"8 partial sums in {len(levels) - 1} levels: black = own value, red = the value half places up",
-                 fontsize=10)
-    fig.tight_layout()
+    ax.set_title(wrap(f"{len(vals)} partial sums in {len(levels) - 1} levels: black = own value, red = the value half "
+                      "places up", FIGURE_WIDTH_IN * FIGURE_DPI - 20, TITLE_PT), fontsize=TITLE_PT)
     return fig
 
 
@@ -272,20 +300,20 @@ def online_softmax_figure(x: np.ndarray | None = None):
     t = online_softmax_trace(x)
     exact = np.exp(x - x.max()).sum()
     j = np.arange(len(x))
-    fig, (a, b) = plt.subplots(2, 1, figsize=(9, 4.8), sharex=True)
+    fig, (a, b) = new_chart(2, 1, height=5.6, sharex=True)
     a.plot(j, x, "o", color="tab:gray", label="x[j]")
     a.step(j, t["m"], where="post", color="tab:red", label="running max m")
-    a.legend(fontsize=8)
+    legend_above(a)
     a.set_ylabel("value")
     b.plot(j, t["s"], "-o", color="tab:green", label="running sum s = sum exp(x - m)")
     b.plot(j[t["rescaled"]], t["s"][t["rescaled"]], "v", color="tab:red", markersize=9,
            label="max grew: s *= exp(m_old - m_new), then + exp(x - m_new)")
     b.axhline(exact, color="tab:blue", linestyle="--", label=f"two-pass sum against the final max: {exact:.4f}")
-    b.legend(fontsize=8)
+    legend_above(b)
     b.set_ylabel("sum")
     b.set_xlabel("element j, in the order one thread reads them")
-    fig.suptitle("online softmax: one pass, and the sum always measured against the max seen so far", fontsize=10)
-    fig.tight_layout()
+    fig.suptitle(wrap("online softmax: one pass, and the sum always measured against the max seen so far",
+                      FIGURE_WIDTH_IN * FIGURE_DPI - 20, TITLE_PT), fontsize=TITLE_PT)
     return fig
 
 
@@ -318,31 +346,40 @@ def matmul_steps_figure(device: str = "NVIDIA H200"):
     names = [s[0] for s in MATMUL_STEPS]
     intensity = [matmul_tile_intensity(bm, bn, eb) for _, bm, bn, eb, _ in MATMUL_STEPS]
     bound = [min(peaks["bandwidth_gbps"] * i, peaks[roof]) / 1000 for i, (*_, roof) in zip(intensity, MATMUL_STEPS)]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 3.8))
-    y = np.arange(len(names))[::-1]
-    left.barh(y, intensity, color="tab:green")
+    labels = [wrap(name, 0.42 * FIGURE_WIDTH_IN * FIGURE_DPI, TEXT_PT) for name in names]
+    y, bars_in = _bar_rows(labels)
+    fig, (left, right) = new_chart(2, 1, height=2 * (bars_in + 1.15) + 0.3)
+    left.barh(y, intensity, height=BAR_IN, color="tab:green")
+    for yy, i in zip(y, intensity):
+        left.text(i, yy, f" {i:.3g}", va="center", fontsize=SMALL_PT, bbox=VALUE_BOX)
     for ridge, label, color in ((peaks["fp32_gflops"], "FP32", "tab:blue"), (peaks["tensor_f16_gflops"], "tensor f16", "tab:red")):
         left.axvline(ridge / peaks["bandwidth_gbps"], color=color, linestyle=":",
                      label=f"ridge, {label}: {ridge / peaks['bandwidth_gbps']:.0f} FLOP/B")
     left.set_xscale("log")
-    left.set_yticks(y, names, fontsize=8)
-    left.set_xlabel("FLOP per byte a block loads from global memory (model)")
-    left.legend(fontsize="small", loc="lower right")
-    right.barh(y, bound, color="tab:purple")
+    left.set_xlim(min(intensity) / 2, max(intensity + [peaks["tensor_f16_gflops"] / peaks["bandwidth_gbps"]]) * 3)
+    left.set_xlabel(wrap("FLOP per byte a block loads from global memory (model)", 0.55 * FIGURE_WIDTH_IN * FIGURE_DPI,
+                         TEXT_PT))
+    right.barh(y, bound, height=BAR_IN, color="tab:purple")
     for yy, b in zip(y, bound):
-        right.text(b, yy, f" {b:.0f}", va="center", fontsize=8)
-    right.set_yticks(y, [""] * len(y))
+        right.text(b, yy, f" {b:.0f}", va="center", fontsize=SMALL_PT, bbox=VALUE_BOX)
     right.set_xscale("log")
-    right.set_xlabel(f"bound on {device} (TFLOP/s): min(bandwidth x intensity, peak)")
-    fig.suptitle("matmul: what each step's tiles allow (a model from the tile sizes, not a measurement)", fontsize=10)
-    fig.tight_layout()
+    right.set_xlim(min(bound) / 2, max(bound) * 4)
+    right.set_xlabel(wrap(f"bound on {device} (TFLOP/s): min(bandwidth x intensity, peak)",
+                          0.55 * FIGURE_WIDTH_IN * FIGURE_DPI, TEXT_PT))
+    for ax in (left, right):
+        ax.set_yticks(y, labels, fontsize=TEXT_PT)
+        ax.set_ylim(0, bars_in)
+    legend_above(left, "the tile's arithmetic intensity")
+    legend_above(right, "the roofline bound it allows")
+    fig.suptitle(wrap("matmul: what each step's tiles allow (a model from the tile sizes, not a measurement)",
+                      FIGURE_WIDTH_IN * FIGURE_DPI - 20, TITLE_PT), fontsize=TITLE_PT)
     return fig
 
 
 def matmul_tiling_figure(block=(128, 128), warp=(64, 32), mma=(16, 8)):
     """The production tensor-core kernel's hierarchy: C in block tiles (one per thread block), a
     block tile in warp tiles (one per warp), a warp tile in mma tiles (one mma.sync m16n8k16 each)."""
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+    fig, axes = new_chart(1, 3, height=3.4)
     levels = [("C: 512 x 512 in block tiles", (512, 512), block, "one block: " + "x".join(map(str, block))),
               ("a block tile in warp tiles", block, warp, f"one warp: {warp[0]}x{warp[1]} (8 warps)"),
               ("a warp tile in mma tiles", warp, mma, f"one mma.sync: {mma[0]}x{mma[1]} outputs, K step 16")]
@@ -357,7 +394,9 @@ def matmul_tiling_figure(block=(128, 128), warp=(64, 32), mma=(16, 8)):
         ax.set_aspect("equal")
         ax.set_xticks([0, w], ["0", f"{w}"])
         ax.set_yticks([0, h], [f"{h}", "0"])
-        ax.set_title(f"{title}\n(shaded: {note})", fontsize=9)
-    fig.suptitle("the tensor-core kernel's tiles: block -> warp -> mma (rows down, columns across)", fontsize=10)
-    fig.tight_layout()
+        # a third of the column each, less the tick labels' room: title above, what is shaded below
+        ax.set_title(wrap(title, FIGURE_WIDTH_IN * FIGURE_DPI / 3 - 30, TEXT_PT), fontsize=TEXT_PT)
+        ax.set_xlabel(wrap(f"shaded: {note}", FIGURE_WIDTH_IN * FIGURE_DPI / 3 - 30, TEXT_PT))
+    fig.suptitle(wrap("the tensor-core kernel's tiles: block -> warp -> mma (rows down, columns across)",
+                      FIGURE_WIDTH_IN * FIGURE_DPI - 20, TITLE_PT), fontsize=TITLE_PT)
     return fig

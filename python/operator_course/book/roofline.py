@@ -2,9 +2,10 @@
 
     python -m operator_course.book.roofline data/bench/h200.json -o roofline.svg [--op softmax]
 
-Two panels: achieved bandwidth against bytes moved (log x), one series per backend and
-one for torch, with the measured copy ceiling and the datasheet peak as lines; and the
-classic intensity roofline (GFLOP/s against FLOP/byte, log-log) with both ceilings.
+Two panels, one above the other: achieved bandwidth against bytes moved (log x), one series per
+backend and one for torch, with the measured copy ceiling and the datasheet peak as lines; and the
+classic intensity roofline (GFLOP/s against FLOP/byte, log-log) with both ceilings. Drawn as wide as
+the site's column (chapter.FIGURE_WIDTH_IN), so a chapter shows it at its own size.
 """
 
 from __future__ import annotations
@@ -75,9 +76,10 @@ def plot_bandwidth(ax, doc: dict, op: str | None = None) -> None:
     ax.set_xlabel("bytes moved (each input read once, output written once)")
     ax.set_ylabel("achieved GB/s")
     ax.set_ylim(bottom=0)
-    ax.set_title(f"bandwidth{': ' + op if op else ''} on {doc['device'].get('name', '?')}")
-    ax.legend(fontsize="small", loc="lower right")
     ax.grid(True, which="both", alpha=0.3)
+    from .chapter import legend_above  # chapter imports this module
+
+    legend_above(ax, f"bandwidth{': ' + op if op else ''} on {doc['device'].get('name', '?')}")
 
 
 def plot_intensity(ax, doc: dict, op: str | None = None) -> None:
@@ -105,19 +107,19 @@ def plot_intensity(ax, doc: dict, op: str | None = None) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP per byte)")
     ax.set_ylabel("GFLOP/s")
-    ax.set_title("intensity roofline (markers: ours; x: torch)")
-    if bandwidth:
-        ax.legend(fontsize="small", loc="upper left")
     ax.grid(True, which="both", alpha=0.3)
+    from .chapter import legend_above
+
+    legend_above(ax, "intensity roofline (markers: ours; x: torch)")
 
 
 def roofline_figure(doc: dict, op: str | None = None):
-    import matplotlib.pyplot as plt
+    """The two panels, one above the other, as wide as the site's column (chapter.new_chart)."""
+    from .chapter import new_chart
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
-    plot_bandwidth(left, doc, op)
-    plot_intensity(right, doc, op)
-    fig.tight_layout()
+    fig, (top, bottom) = new_chart(2, 1, height=7.4)
+    plot_bandwidth(top, doc, op)
+    plot_intensity(bottom, doc, op)
     return fig
 
 
@@ -133,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     doc = read_results(args.results)
     if not _rows(doc, args.op):
         parser.error(f"{args.results} has no benchmark rows{' for ' + args.op if args.op else ''} of 1 MiB or more")
-    roofline_figure(doc, args.op).savefig(args.output)
+    roofline_figure(doc, args.op).savefig(args.output, bbox_inches="tight")  # as a chapter shows it
     print(f"wrote {args.output}")
     return 0
 

@@ -2,9 +2,9 @@
 the site: every chart function a chapter calls is drawn from the committed data (data/bench/*.json,
 data/bench/steps/*.json) and saved as the inline backend saves it (PNG, bbox_inches="tight").
 
-At a 1280 px browser window the content column is chapter.CONTENT_WIDTH_PX wide; an image wider
+At a 1280 px browser window the content column is charts.CONTENT_WIDTH_PX wide; an image wider
 than that is scaled down by CONTENT_WIDTH_PX / its width. Every text the chart draws must then be
-at least chapter.MIN_TEXT_PX CSS px tall (its size in points x dpi / 72 x that scale), lie wholly
+at least charts.MIN_TEXT_PX CSS px tall (its size in points x dpi / 72 x that scale), lie wholly
 inside the figure (nothing clipped), and be whole (no label cut short with '...'). And the site's
 stylesheet wraps long code lines and outputs instead of scrolling them sideways.
 """
@@ -26,8 +26,8 @@ from PIL import Image  # noqa: E402
 
 from operator_course.book import lesson_figures as lf  # noqa: E402
 from operator_course.book import roofline, steps  # noqa: E402
-from operator_course.book.chapter import (CONTENT_WIDTH_PX, FIGURE_DPI, MIN_TEXT_PX, load, results_files,  # noqa: E402
-                                          text_width_px, wrap)
+from operator_course.book.chapter import load, results_files  # noqa: E402
+from operator_course.book.charts import CONTENT_WIDTH_PX, FIGURE_DPI, MIN_TEXT_PX, text_width_px, wrap  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 yaml = pytest.importorskip("yaml")

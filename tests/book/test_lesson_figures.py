@@ -14,7 +14,7 @@ import pytest  # noqa: E402
 
 from operator_course.book import lesson_figures as lf  # noqa: E402
 from operator_course.book import steps  # noqa: E402
-from operator_course.book.chapter import heading  # noqa: E402
+from operator_course.book.charts import heading  # noqa: E402
 
 
 def fake_doc(op: str, dtypes=("f32",)) -> dict:

@@ -4,7 +4,7 @@ thread touches which element, a reduction tree, the online-softmax rescaling).
 
 Kept here, not in the pages, so the chapters stay prose and a test can draw every figure without
 building the site. Measured figures come only from committed JSON: where there is none, the chart
-says so on its face and shows no bar. Every figure is drawn for the site's column (chapter.new_chart:
+says so on its face and shows no bar. Every figure is drawn for the site's column (charts.new_chart:
 6.6 in at 100 dpi, no text under 8 pt = 11 px, long labels wrapped, never cut;
 tests/book/test_chart_legibility.py checks it).
 """
@@ -17,8 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from . import steps as step_files
-from .chapter import (FIGURE_DPI, FIGURE_WIDTH_IN, SMALL_PT, TEXT_PT, TITLE_PT, bench_dir, legend_above, new_chart,
-                      wrap)
+from .chapter import bench_dir
+from .charts import FIGURE_DPI, FIGURE_WIDTH_IN, SMALL_PT, TEXT_PT, TITLE_PT, legend_above, new_chart, wrap
 from operator_runtime_testing.performance import read_results
 
 COLORS = {"cuda": "tab:green", "tilelang": "tab:purple"}
@@ -140,7 +140,7 @@ def progression_figure(doc: dict | None, op: str):
     run's copy ceiling and torch as lines; for matmul TFLOP/s, one panel per shape and dtype, with
     torch and the datasheet peak of the panel's dtype (tensor cores for f16/bf16, FP32 for f32).
     Without ``doc`` the steps are listed with 'not measured yet'. Drawn for the site's column
-    (chapter.FIGURE_WIDTH_IN): every step's full name, wrapped, beside its bars in every panel."""
+    (charts.FIGURE_WIDTH_IN): every step's full name, wrapped, beside its bars in every panel."""
     all_steps = step_files.steps(op)
     rows = _rows(doc, op) if doc else {}
     columns = _columns(rows) or [None]

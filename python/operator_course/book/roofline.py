@@ -5,7 +5,7 @@
 Two panels, one above the other: achieved bandwidth against bytes moved (log x), one series per
 backend and one for torch, with the measured copy ceiling and the datasheet peak as lines; and the
 classic intensity roofline (GFLOP/s against FLOP/byte, log-log) with both ceilings. Drawn as wide as
-the site's column (chapter.FIGURE_WIDTH_IN), so a chapter shows it at its own size.
+the site's column (charts.FIGURE_WIDTH_IN), so a chapter shows it at its own size.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 
 from operator_runtime_testing.performance import read_results
+
+from .charts import legend_above, new_chart
 
 # Datasheet peaks by device name: HBM bandwidth (GB/s), non-tensor FP32 and dense FP16/BF16
 # tensor-core throughput (GFLOP/s). NVIDIA H200 SXM datasheet (nvidia.com/en-us/data-center/h200):
@@ -77,7 +79,6 @@ def plot_bandwidth(ax, doc: dict, op: str | None = None) -> None:
     ax.set_ylabel("achieved GB/s")
     ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
-    from .chapter import legend_above  # chapter imports this module
 
     legend_above(ax, f"bandwidth{': ' + op if op else ''} on {doc['device'].get('name', '?')}")
 
@@ -108,14 +109,12 @@ def plot_intensity(ax, doc: dict, op: str | None = None) -> None:
     ax.set_xlabel("arithmetic intensity (FLOP per byte)")
     ax.set_ylabel("GFLOP/s")
     ax.grid(True, which="both", alpha=0.3)
-    from .chapter import legend_above
 
     legend_above(ax, "intensity roofline (markers: ours; x: torch)")
 
 
 def roofline_figure(doc: dict, op: str | None = None):
-    """The two panels, one above the other, as wide as the site's column (chapter.new_chart)."""
-    from .chapter import new_chart
+    """The two panels, one above the other, as wide as the site's column (charts.new_chart)."""
 
     fig, (top, bottom) = new_chart(2, 1, height=7.4)
     plot_bandwidth(top, doc, op)

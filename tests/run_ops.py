@@ -3,6 +3,7 @@
 
     python tests/run_ops.py --op softmax --backend cpu --mode test
     python tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json data/bench/h200.json
+    python tests/run_ops.py --op all --backend nvidia,tilelang --mode sweep --seed 1 --json sweep.json
 
 test:  the op's pytest suite (cases x dtypes, properties, C contract) on the backend.
 bench: prepared run() against torch on the same shapes in the same run, and on a tiny tensor
@@ -10,11 +11,18 @@ bench: prepared run() against torch on the same shapes in the same run, and on a
        while it runs, and JSON (device, clocks, versions, one row per measurement) with --json.
        Several backends (comma-separated) share one run, one copy ceiling and one file.
        --shapes picks cases (e.g. '8192x8192/f16,268435456'); --note labels the rows.
+sweep: bench's measurements over shapes drawn by category from --seed (row lengths, vocabulary rows,
+       leading and middle dims, broadcasts, views, decode matmuls, ...: tests/bench/sweep.py), each
+       checked against float64; a line per shape while it runs, then per op and backend the rows
+       below 0.95x the better torch and the median. --per-category N draws (default 4), --quick
+       one each under smaller caps, --category picks categories, --max-* / --min-bytes set the
+       caps, --draw-only lists the shapes, --resume continues a --json file of the same seed.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -25,9 +33,10 @@ sys.path[:0] = [str(HERE), str(HERE / "runtime" / "ops")]
 import torch  # noqa: E402
 
 import operator_runtime as ort  # noqa: E402
+from bench import sweep  # noqa: E402
 from bench.harness import benchmark_op, measure_copy_ceiling, shape_selector  # noqa: E402
 from conftest import DEVICE, unavailable_reason  # noqa: E402
-from operator_runtime_testing.performance import PerformanceResult, write_results  # noqa: E402
+from operator_runtime_testing.performance import PerformanceResult, read_results, write_results  # noqa: E402
 
 COLUMNS = f"{'backend':<9}{'op':<11}{'shape':<16}{'dtype':<6}{'ours ms':>10}{'GB/s':>8}{'torch ms':>10}{'compile':>9}{'ratio':>7}{'ceil%':>7}"
 
@@ -48,7 +57,8 @@ def row_line(r: PerformanceResult) -> str:
     return line + ("  [" + "; ".join(r.notes) + "]" if r.notes else "")
 
 
-def run_tests(ops: list[str], backend: str, extra: list[str]) -> int:
+def run_tests(ops: list[str], backend: str, extra: list[str], seed: int | None = None) -> int:
+    extra = extra + (["--seed", str(seed)] if seed is not None else [])  # pytest's --seed (conftest.py)
     selection = [str(HERE / "runtime" / "ops" / f"test_{op}.py") for op in ops]
     keyword = [] if len(ops) == len(ort.OPS) else ["-k", " or ".join(ops)]
     properties = [str(HERE / "runtime" / "ops" / "test_properties.py"), str(HERE / "runtime" / "test_c_contract.py")]
@@ -58,22 +68,35 @@ def run_tests(ops: list[str], backend: str, extra: list[str]) -> int:
                                     *keyword, *extra])
 
 
-def run_bench(ops: list[str], backends: list[str], args) -> int:
+def bench_device(backends: list[str], args) -> tuple[str, bool] | None:
+    """The one device the backends share and whether torch.compile is a peer there; None (said why) if none."""
     for backend in backends:
         reason = unavailable_reason(backend)
         if reason:
             print(f"cannot benchmark {backend}: {reason}", file=sys.stderr)
-            return 2
+            return None
     devices = {DEVICE[b] for b in backends}
     if len(devices) > 1:
         print(f"backends {backends} run on different devices {sorted(devices)}; benchmark them separately",
               file=sys.stderr)
-        return 2
+        return None
     device = devices.pop()
-    compile_peer = args.torch_compile if args.torch_compile is not None else device == "cuda"
+    return device, args.torch_compile if args.torch_compile is not None else device == "cuda"
+
+
+def copy_ceiling(device: str) -> float:
     print(f"measuring the copy ceiling on {device} ...", flush=True)
     ceiling = measure_copy_ceiling(device)
-    print(f"copy ceiling: {ceiling:.0f} GB/s (torch copy_, read + write)\n{COLUMNS}", flush=True)
+    print(f"copy ceiling: {ceiling:.0f} GB/s (torch copy_, read + write)", flush=True)
+    return ceiling
+
+
+def run_bench(ops: list[str], backends: list[str], args) -> int:
+    if not (found := bench_device(backends, args)):
+        return 2
+    device, compile_peer = found
+    ceiling = copy_ceiling(device)
+    print(COLUMNS, flush=True)
     results = []
     select = shape_selector(args.shapes)
     for op in ops:
@@ -91,6 +114,42 @@ def run_bench(ops: list[str], backends: list[str], args) -> int:
     return 1 if any("differs" in n for r in results for n in r.notes) else 0
 
 
+def run_sweep(ops: list[str], backends: list[str], args) -> int:
+    if not (found := bench_device(backends, args)):
+        return 2
+    device, compile_peer = found
+    limits = sweep.limits_for(device, quick=args.quick, full=args.full, max_elements=args.max_elements,
+                              min_bytes=args.min_bytes, max_flops=args.max_flops, max_dim=args.max_dim)
+    per_category = args.per_category or (1 if args.quick else 4)
+    seed = args.seed
+    if seed is None and args.resume and args.json and Path(args.json).exists():  # go on with the file's draw
+        seed = read_results(args.json).get("sweep", {}).get("seed")
+    seed = seed if seed is not None else random.randrange(2**31)  # a fresh draw unless given
+    ceiling = None if args.draw_only else copy_ceiling(device)
+    return sweep.run_sweep(ops, backends, device, seed=seed, per_category=per_category, limits=limits,
+                           ceiling=ceiling, torch_compile=compile_peer, json_path=args.json, command=sys.argv,
+                           only=set(args.category.split(",")) if args.category else None, resume=args.resume,
+                           draw_only=args.draw_only, print_fn=lambda line: print(line, flush=True))
+
+
+def size(text: str) -> int:
+    """A size argument: 1048576, 2^20, 2**20, 1<<20 or 4M / 1G (binary)."""
+    t = text.strip().replace("**", "^")
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    try:
+        if "^" in t:
+            base, exp = t.split("^")
+            return int(base) ** int(exp)
+        if "<<" in t:
+            a, b = t.split("<<")
+            return int(a) << int(b)
+        if t[-1:].upper() in units:
+            return int(float(t[:-1]) * units[t[-1].upper()])
+        return int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 1048576, 2^20, 1<<20, 4M)") from None
+
+
 def backend_list(text: str) -> list[str]:
     names = [b.strip() for b in text.split(",") if b.strip()]
     unknown = [b for b in names if b not in ort.BACKENDS]
@@ -105,7 +164,8 @@ def main() -> int:
     parser.add_argument("--backend", default=None, type=backend_list,
                         help="a backend, or several comma-separated for bench (default: nvidia when a GPU "
                              "is present, else cpu)")
-    parser.add_argument("--mode", default="all", choices=("test", "bench", "all"))
+    parser.add_argument("--mode", default="all", choices=("test", "bench", "sweep", "all"),
+                        help="all: test, then bench (sweep runs only when asked for)")
     parser.add_argument("--json", help="write benchmark rows to this file")
     parser.add_argument("--torch-compile", dest="torch_compile", action=argparse.BooleanOptionalAction,
                         default=None, help="also time torch.compile'd torch (default: on a GPU)")
@@ -114,15 +174,35 @@ def main() -> int:
                                          "'8192x8192/f16,256x1048576' (and no host-overhead row)")
     parser.add_argument("--note", action="append", default=[],
                         help="a note added to every bench row, e.g. the kernel strategy chosen (repeatable)")
+    parser.add_argument("--seed", type=int, help="sweep: the seed its shapes are drawn from (default: a fresh one, "
+                                                 "printed); test: pytest's --seed for the random inputs")
+    sweeping = parser.add_argument_group("sweep (--mode sweep; tests/bench/sweep.py)")
+    sweeping.add_argument("--per-category", dest="per_category", type=int, help="shapes drawn per category (default 4)")
+    sweeping.add_argument("--quick", action="store_true", help="one shape per category, at most 2^24 elements and "
+                                                               "2^36 FLOPs (CI)")
+    sweeping.add_argument("--category", help="only these categories (comma-separated, e.g. 'vocab,dim0')")
+    sweeping.add_argument("--max-elements", dest="max_elements", type=size,
+                          help="largest input (default 2^28; 2^24 with --quick or on the CPU)")
+    sweeping.add_argument("--min-bytes", dest="min_bytes", type=size,
+                          help="smallest first input outside the 'small' categories (default 4M)")
+    sweeping.add_argument("--max-flops", dest="max_flops", type=size, help="matmul's largest 2MNK (default 2^40)")
+    sweeping.add_argument("--max-dim", dest="max_dim", type=size, help="matmul's largest M, N, K (default 16384)")
+    sweeping.add_argument("--draw-only", dest="draw_only", action="store_true", help="list the drawn shapes, time none")
+    sweeping.add_argument("--resume", action="store_true",
+                          help="continue the --json file of an earlier run with the same seed and limits")
     args, extra = parser.parse_known_args()
+    if extra and args.mode == "sweep":  # test passes them to pytest; a sweep has no use for them
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     backends = args.backend or ["nvidia" if ort.is_available("nvidia") else "cpu"]
     ops = list(ort.OPS) if args.op == "all" else [args.op]
     code = 0
     if args.mode in ("test", "all"):
         for backend in backends:
-            code = code or run_tests(ops, backend, extra)
+            code = code or run_tests(ops, backend, extra, args.seed)
     if args.mode in ("bench", "all") and code == 0:
         code = run_bench(ops, backends, args)
+    if args.mode == "sweep":
+        code = run_sweep(ops, backends, args)
     return code
 
 

@@ -49,6 +49,9 @@ NOT_TABLES = {
     "tests/book/test_lesson_figures.py": "the step charts and diagrams of particular chapters",
     "tests/runtime/ops/test_tilelang_layouts.py": "which tilelang kernel particular layouts of some ops pick",
     "tests/runtime/test_timing_harness.py": "the timing harness's verification, on honest kernels of a few ops",
+    "tests/runtime/test_sweep.py": "the sweep's drawing and checks, on particular ops' categories (the ops come from OPERATORS)",
+    "tests/book/test_sweep_chart.py": "the sweep chart drawn from synthetic rows of a few ops",
+    "tests/grader/test_speed_estimate.py": "the laptop speed estimate on the labs' solutions and slow variants of particular labs",
 }
 # Not code: prose, data, the labs' notebooks and fixtures, each operator's own folder, this record.
 SKIP_PREFIXES = ("data/", "book/", "labs/", "tests/labs/", "ops/", "python/operator_runtime_testing/operators/",

@@ -35,6 +35,13 @@ of bytes none wrote; __device__ variables and other statics are initialized as o
 alone. memcpy, memset and memmove in a kernel count as the reads and writes they make (the
 header's own versions: GCC instruments neither the C library's nor its inline expansion of them).
 
+Speed: with cuda_cpu_profile on (CpuLab.profile), the runtime also counts, per static load/store
+site of a lab buffer, the 32-byte sectors each warp instruction touches (the k-th execution of the
+site by each lane of a warp: lanes are not in lockstep here), the global atomics by address, the
+threads of each block that touched global memory and the longest thread's accesses; CpuLab.launches
+records the grid a launcher gives a shape without running it. lab/estimate.py turns them into a
+labelled estimate of an H200's speed, printed beside "performance: needs a GPU".
+
 Lines: the source carries ``#line 1 "CUDA_SOURCE"`` before the student's text, as for nvcc; the
 header's barrier and shuffle macros pass __LINE__, and the program counters of loads and stores
 become lines through addr2line on the library (built with -g).
@@ -223,6 +230,8 @@ class CpuLab:
         self.lib.cuda_cpu_report.restype = ctypes.c_char_p
         self.lib.cuda_cpu_begin.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_ulonglong)]
         self.lib.cuda_cpu_shared.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_ulonglong)]
+        self.lib.cuda_cpu_profile.argtypes = [ctypes.c_int]
+        self.lib.cuda_cpu_profile_report.restype = ctypes.c_char_p
         if source is None:
             unit = self.path.with_suffix(".cc")
             source = unit.read_text() if unit.exists() else ""
@@ -249,6 +258,30 @@ class CpuLab:
         if code:
             raise AssertionError(f"the kernel launch failed: CUDA error {code}")
         return out
+
+    # ---- the speed estimate's counters (runtime.cpp: cuda_cpu_profile; lab/estimate.py reads them) ----
+
+    def profile(self, inputs: list[torch.Tensor], out: torch.Tensor, label: str) -> str:
+        """``run`` with the counters on: the runtime's records of the run, one a line (key=value|...):
+        totals (blocks, threads active, accesses, the longest thread's), each launch, each load/store
+        site (its warp instructions' sectors and bytes), the atomics by address."""
+        self.lib.cuda_cpu_profile(1)
+        try:
+            self.run(inputs, out, label)
+            return self.lib.cuda_cpu_profile_report().decode()
+        finally:
+            self.lib.cuda_cpu_profile(0)
+
+    def launches(self, inputs: list[torch.Tensor]) -> str:
+        """The launches (grid, block) the lab's entry point makes for inputs of these shapes, recorded
+        and not run: ``inputs`` may be meta tensors, the kernel gets no memory."""
+        fn = getattr(self.lib, f"lab_{self.op}_{cuda_build.SUFFIX[torch.float32][0]}")
+        self.lib.cuda_cpu_profile(2)
+        try:
+            fn(*[ctypes.c_void_p(0)] * (len(inputs) + 1), *cuda_build.sizes(self.op, inputs), ctypes.c_void_p(0))
+            return self.lib.cuda_cpu_profile_report().decode()
+        finally:
+            self.lib.cuda_cpu_profile(0)
 
 
 # ---- the report, in words ----

@@ -24,6 +24,15 @@
 // dynamic shared memory, and the variables cuda_cpu.py names: cuda_cpu_shared), the epoch of its
 // last write: a read of bytes that no thread of the block wrote since the block began returns
 // garbage on a GPU (here the statics hold zeros, or what the block before left), and is reported.
+//
+// Speed (lab/estimate.py's counters, only while cuda_cpu_profile(1) is on): every load and store of a
+// lab buffer is counted by its static site (the instrumentation call's return address); a warp's
+// "instruction" is the k-th execution of a site by each lane of the warp (lanes do not run in
+// lockstep here: a fiber runs alone until its next barrier or collective), and for each the distinct
+// 32-byte sectors it touches beside the bytes it asks for (coalescing). Also: global atomics by
+// address, the threads of each block that touched global memory, and each thread's access count
+// (the longest is the kernel's span). cuda_cpu_profile(2) records launches without running them
+// (the grid a launcher gives a benchmark's shape, with no memory behind the pointers).
 #include "cuda_on_cpu.h"
 
 #undef __CUDACC__  // nvcc's, for the kernel's view only (the C++ headers below test it)
@@ -105,6 +114,63 @@ constexpr size_t STACK = 256 << 10;
 constexpr unsigned CELLS = 1u << 17;
 constexpr size_t MAX_PENDING = 1 << 16;
 
+// ---- the speed estimate's counters ----
+constexpr int MAX_SITES = 64;              // static load/store sites of a kernel (more are not counted)
+constexpr unsigned K_PER_SITE = 16;        // executions of a site per lane grouped into warp instructions
+constexpr long long SAMPLE_BLOCKS = 64;    // blocks whose warp instructions are grouped (all are counted)
+constexpr long long SAMPLE_ACCESSES = 2 << 20;
+constexpr unsigned INSTANCE_SLOTS = 1u << 15, SECTOR_SLOTS = 1u << 19, ATOMIC_SLOTS = 1u << 16;
+
+struct Slot {  // an open-addressing table entry, valid in generation `gen`
+  unsigned long long key;
+  unsigned gen;
+  int value;
+};
+
+struct Site {  // a load or store of the student's object, on one lab buffer
+  uintptr_t pc;
+  int buf, size;
+  bool write;
+  long long accesses, bytes;                      // every execution, every block
+  long long instances, lanes, sampled_bytes, sectors;  // the grouped warp instructions
+  int max_sectors;
+  long long stride[4], stride_count[4];           // lane-to-lane address steps seen, most common first
+};
+
+struct Instance {  // one warp instruction: the k-th execution of a site by the lanes of a warp
+  int site, lanes, sectors, lane0, lane1;
+  long long bytes;
+  uintptr_t addr0, addr1;
+};
+
+struct Launch {
+  dim3 grid, block;
+  size_t shared;
+};
+
+struct Profile {
+  int mode = 0;  // 0 off, 1 count, 2 dry (launches are recorded, not run)
+  std::vector<Site> sites;
+  Slot site_slots[2 * MAX_SITES];
+  std::vector<unsigned> counts;             // thread x MAX_SITES: executions of each site this block
+  std::vector<long long> thread_accesses;   // thread: global accesses this block (atomics included)
+  std::vector<Instance> instances;
+  Slot* instance_slots = nullptr;
+  Slot* sector_slots = nullptr;
+  unsigned gen = 1;
+  size_t sectors_used = 0;
+  bool sampling = false;
+  std::vector<Launch> launches;
+  long long blocks = 0, sampled_blocks = 0, active_blocks = 0, active_threads = 0, threads = 0;
+  long long accesses = 0, sampled_accesses = 0, span = 0, max_active_in_block = 0;
+  // atomics on lab buffers, by address
+  Slot* atomic_slots = nullptr;
+  std::vector<long long> atomic_counts;
+  long long atomics = 0, atomic_addresses = 0, atomic_untracked = 0, atomic_max = 0;
+  int atomic_line = 0, atomic_buf = -1;
+  bool atomic_seen = false;
+};
+
 struct Runtime {
   std::vector<Fiber> fibers;
   char* stacks = nullptr;
@@ -138,6 +204,7 @@ struct Runtime {
   int last_error = 0;
   long long clock = 0;
   unsigned long long clock_state = 0x9E3779B97F4A7C15ull;  // clock_counter's step generator
+  Profile* profile = nullptr;  // the speed estimate's counters (cuda_cpu_profile)
 };
 Runtime* rt = nullptr;
 
@@ -391,6 +458,161 @@ void output_write(uintptr_t a, void* pc) {
   w.first = me, w.second = r.stamp;
 }
 
+// ---- the speed estimate's counting (Profile; off unless cuda_cpu_profile(1)) ----
+inline unsigned slot_hash(unsigned long long key, unsigned cap) {
+  return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 29) & (cap - 1);
+}
+
+// The slot of `key` in `table` (cap slots, this generation's entries valid): found, or new (value -1,
+// `fresh`) unless `insert` is false or the table is full (nullptr).
+Slot* find_slot(Slot* table, unsigned cap, unsigned gen, unsigned long long key, bool& fresh, bool insert = true) {
+  unsigned h = slot_hash(key, cap);
+  fresh = false;
+  for (unsigned probe = 0; probe < cap; ++probe, h = (h + 1) & (cap - 1)) {
+    Slot& x = table[h];
+    if (x.gen != gen) {
+      if (!insert) return nullptr;
+      x = Slot{key, gen, -1};
+      fresh = true;
+      return &x;
+    }
+    if (x.key == key) return &x;
+  }
+  return nullptr;
+}
+
+int site_of(Profile& p, void* pc, int b, int size, bool write) {
+  const unsigned long long key = (uintptr_t)pc | ((unsigned long long)b << 56) | ((unsigned long long)write << 55);
+  bool fresh;
+  Slot* slot = find_slot(p.site_slots, 2 * MAX_SITES, 1, key, fresh);
+  if (!slot) return -1;
+  if (fresh) {
+    if ((int)p.sites.size() >= MAX_SITES) return slot->value = -2;  // a site too many: not counted
+    Site site{};
+    site.pc = (uintptr_t)pc, site.buf = b, site.write = write;
+    slot->value = (int)p.sites.size();
+    p.sites.push_back(site);
+  }
+  if (slot->value < 0) return -1;
+  Site& site = p.sites[slot->value];
+  if (size > site.size) site.size = size;
+  return slot->value;
+}
+
+// The warp instructions grouped so far go into their sites' totals (at a barrier, the end of a
+// block, or when the tables fill: an instruction whose lanes straddle that is counted in parts).
+void profile_flush(Profile& p) {
+  for (const Instance& in : p.instances) {
+    Site& s = p.sites[in.site];
+    ++s.instances, s.lanes += in.lanes, s.sampled_bytes += in.bytes, s.sectors += in.sectors;
+    if (in.sectors > s.max_sectors) s.max_sectors = in.sectors;
+    if (in.lane1 >= 0) {
+      const long long step = (long long)(in.addr1 - in.addr0) / (in.lane1 - in.lane0);
+      int i = 0;
+      while (i < 4 && s.stride_count[i] && s.stride[i] != step) ++i;
+      if (i < 4) s.stride[i] = step, ++s.stride_count[i];
+    }
+  }
+  p.instances.clear();
+  p.sectors_used = 0;
+  if (++p.gen == 0) {  // wrapped: every slot is stale again
+    memset(p.instance_slots, 0, INSTANCE_SLOTS * sizeof(Slot));
+    memset(p.sector_slots, 0, SECTOR_SLOTS * sizeof(Slot));
+    p.gen = 1;
+  }
+}
+
+// A load or store of a lab buffer (inside it), not part of an atomic.
+void profile_access(Runtime& r, int b, uintptr_t a, int size, bool write, void* pc) {
+  Profile& p = *r.profile;
+  const int t = r.current;
+  ++p.thread_accesses[t];
+  ++p.accesses;
+  const int s = site_of(p, pc, b, size, write);
+  if (s < 0) return;
+  ++p.sites[s].accesses, p.sites[s].bytes += size;
+  if (!p.sampling) return;
+  unsigned& k = p.counts[(size_t)t * MAX_SITES + s];
+  if (k >= K_PER_SITE) return;
+  if (p.sampled_accesses >= SAMPLE_ACCESSES) {
+    p.sampling = false;
+    return;
+  }
+  ++p.sampled_accesses;
+  const unsigned long long key = ((unsigned long long)(t / 32) << 40) | ((unsigned long long)s << 32) | k++;
+  bool fresh;
+  Slot* slot = find_slot(p.instance_slots, INSTANCE_SLOTS, p.gen, key, fresh);
+  if (!slot) return;
+  if (fresh) {
+    slot->value = (int)p.instances.size();
+    p.instances.push_back(Instance{s, 0, 0, -1, -1, 0, 0, 0});
+  }
+  const int index = slot->value;
+  Instance& in = p.instances[index];
+  const int lane = t % 32;
+  ++in.lanes, in.bytes += size;
+  if (in.lane0 < 0) {
+    in.lane0 = lane, in.addr0 = a;
+  } else if (in.lane1 < 0 && lane != in.lane0) {
+    in.lane1 = lane, in.addr1 = a;
+  }
+  for (uintptr_t sector = a >> 5; sector <= (a + size - 1) >> 5; ++sector) {
+    Slot* x = find_slot(p.sector_slots, SECTOR_SLOTS, p.gen, ((unsigned long long)sector << 20) | (unsigned)index, fresh);
+    if (x && fresh) {
+      x->value = 0;
+      ++in.sectors, ++p.sectors_used;
+    }
+  }
+  if (p.instances.size() >= INSTANCE_SLOTS / 2 || p.sectors_used >= SECTOR_SLOTS / 2) profile_flush(p);
+}
+
+// An atomic on a lab buffer (its first access: the read of its read-modify-write).
+void profile_atomic(Runtime& r, int b, uintptr_t a) {
+  Profile& p = *r.profile;
+  ++p.thread_accesses[r.current];
+  ++p.accesses, ++p.atomics;
+  p.atomic_buf = b;
+  bool fresh;
+  Slot* x = find_slot(p.atomic_slots, ATOMIC_SLOTS, 1, a, fresh, p.atomic_addresses < ATOMIC_SLOTS / 2);
+  if (!x) {
+    ++p.atomic_untracked;
+    return;
+  }
+  if (fresh) {
+    x->value = (int)p.atomic_counts.size();
+    p.atomic_counts.push_back(0);
+    ++p.atomic_addresses;
+  }
+  const long long n = ++p.atomic_counts[x->value];
+  if (n > p.atomic_max) p.atomic_max = n;
+}
+
+void profile_block_begin(Runtime& r) {
+  Profile* p = r.profile;
+  if (!p || p->mode != 1) return;
+  p->thread_accesses.assign(r.nthreads, 0);
+  p->sampling = p->sampled_blocks < SAMPLE_BLOCKS && p->sampled_accesses < SAMPLE_ACCESSES;
+  if (p->sampling) {
+    ++p->sampled_blocks;
+    p->counts.assign((size_t)r.nthreads * MAX_SITES, 0);
+  }
+}
+
+void profile_block_end(Runtime& r) {
+  Profile* p = r.profile;
+  if (!p || p->mode != 1) return;
+  profile_flush(*p);
+  p->sampling = false;
+  ++p->blocks, p->threads += r.nthreads;
+  long long active = 0;
+  for (long long n : p->thread_accesses) {
+    active += n > 0;
+    if (n > p->span) p->span = n;
+  }
+  p->active_blocks += active > 0, p->active_threads += active;
+  if (active > p->max_active_in_block) p->max_active_in_block = active;
+}
+
 inline void access(void* p, int size, bool write, void* pc) {
   Runtime* rp = rt;
   if (!rp || !rp->active || rp->current < 0) return;
@@ -402,6 +624,14 @@ inline void access(void* p, int size, bool write, void* pc) {
     if (a - B.guard_lo < B.guard_len) {
       if (a - B.lo < B.len && a + size - B.lo <= B.len) {
         if (write && b == r.nbuffers - 1 && !r.in_atomic) output_write(a, pc);
+        if (r.profile && r.profile->mode == 1) {
+          if (!r.in_atomic) {
+            profile_access(r, b, a, size, write, pc);
+          } else if (!r.profile->atomic_seen) {
+            r.profile->atomic_seen = true;
+            profile_atomic(r, b, a);
+          }
+        }
         return;
       }
       if (r.oob_count[b][write]++ == 0) {
@@ -448,6 +678,7 @@ void release_barrier() {
   ++r.barrier_gen;
   flush_uninit();
   ++r.stamp, r.cells_used = 0;  // a new epoch: what came before the barrier is ordered
+  if (r.profile && !r.profile->instances.empty()) profile_flush(*r.profile);
 }
 
 const char* kind_name(int kind) {
@@ -664,7 +895,11 @@ unsigned activemask() {
   return m;
 }
 
-void atomic_enter(int) { R().in_atomic = true; }
+void atomic_enter(int line) {
+  Runtime& r = R();
+  r.in_atomic = true;
+  if (r.profile) r.profile->atomic_seen = false, r.profile->atomic_line = line;
+}
 void atomic_exit() { R().in_atomic = false; }
 
 void trap(int line) {
@@ -706,6 +941,10 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
       grid.y > 65535 || grid.z > 65535 || shared_bytes > (227u << 10)) {
     r.last_error = cudaErrorInvalidConfiguration;
     return r.last_error;
+  }
+  if (r.profile && r.profile->mode) {
+    r.profile->launches.push_back(Launch{grid, block, shared_bytes});
+    if (r.profile->mode == 2) return 0;  // dry: the launch's shape only
   }
   const int n = (int)threads;
   if (r.stacks_len < n * STACK) {
@@ -759,7 +998,9 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
         r.pending.clear();
         for (auto& s : r.warp_sync) s = 0;
+        profile_block_begin(r);
         run_block();
+        if (!r.aborted) profile_block_end(r);
         if (!r.aborted) flush_uninit();  // a stopped kernel: its own fault says what matters
         r.pending.clear();
       }
@@ -869,4 +1110,63 @@ extern "C" void cuda_cpu_shared(int n, const unsigned long long* ranges) {
     total += ranges[2 * i + 1];
   }
   r.static_init.assign(total, Init{0, 0, -1});
+}
+
+// ---- the speed estimate's counters (lab/estimate.py) ----
+// mode 1: count the launches that follow (from zero); 2: record launches without running them (the
+// launcher's grid for a shape, with no memory behind the pointers); 0: stop (the counts stay readable)
+extern "C" void cuda_cpu_profile(int mode) {
+  Runtime& r = R();
+  if (!r.profile) r.profile = new Profile();
+  Profile& p = *r.profile;
+  if (mode) {
+    Slot *instance_slots = p.instance_slots, *sector_slots = p.sector_slots, *atomic_slots = p.atomic_slots;
+    p = Profile();
+    if (mode == 1) {
+      if (!instance_slots) {
+        instance_slots = (Slot*)calloc(INSTANCE_SLOTS, sizeof(Slot));
+        sector_slots = (Slot*)calloc(SECTOR_SLOTS, sizeof(Slot));
+        atomic_slots = (Slot*)calloc(ATOMIC_SLOTS, sizeof(Slot));
+      } else {
+        memset(instance_slots, 0, INSTANCE_SLOTS * sizeof(Slot));
+        memset(sector_slots, 0, SECTOR_SLOTS * sizeof(Slot));
+        memset(atomic_slots, 0, ATOMIC_SLOTS * sizeof(Slot));
+      }
+    }
+    p.instance_slots = instance_slots, p.sector_slots = sector_slots, p.atomic_slots = atomic_slots;
+    if (mode == 1 && !(instance_slots && sector_slots && atomic_slots)) mode = 2;  // no memory: count nothing
+  }
+  p.mode = mode;
+}
+
+// What the counts say, one record a line, fields key=value separated by |
+extern "C" const char* cuda_cpu_profile_report() {
+  Runtime& r = R();
+  static std::string text;
+  text.clear();
+  if (!r.profile) return "";
+  const Profile& p = *r.profile;
+  text += fmt("kind=totals|blocks=%lld|sampled_blocks=%lld|active_blocks=%lld|threads=%lld|active_threads=%lld|"
+              "max_active_in_block=%lld|accesses=%lld|sampled_accesses=%lld|span=%lld\n",
+              p.blocks, p.sampled_blocks, p.active_blocks, p.threads, p.active_threads, p.max_active_in_block,
+              p.accesses, p.sampled_accesses, p.span);
+  for (const Launch& l : p.launches)
+    text += fmt("kind=launch|grid=%u,%u,%u|block=%u,%u,%u|shared=%zu\n", l.grid.x, l.grid.y, l.grid.z, l.block.x,
+                l.block.y, l.block.z, l.shared);
+  for (const Site& s : p.sites) {
+    int best = 0;
+    long long seen = 0;
+    for (int i = 0; i < 4; ++i) {
+      seen += s.stride_count[i];
+      if (s.stride_count[i] > s.stride_count[best]) best = i;
+    }
+    text += fmt("kind=site|pc=%lu|buf=%d|rw=%s|size=%d|accesses=%lld|bytes=%lld|instances=%lld|lanes=%lld|"
+                "sampled_bytes=%lld|sectors=%lld|max_sectors=%d|stride=%lld|stride_count=%lld|strides_seen=%lld\n",
+                (unsigned long)(s.pc - r.lib_base), s.buf, s.write ? "write" : "read", s.size, s.accesses, s.bytes,
+                s.instances, s.lanes, s.sampled_bytes, s.sectors, s.max_sectors, s.stride[best], s.stride_count[best], seen);
+  }
+  if (p.atomics)
+    text += fmt("kind=atomics|count=%lld|addresses=%lld|untracked=%lld|max_per_address=%lld|line=%d|buf=%d\n", p.atomics,
+                p.atomic_addresses, p.atomic_untracked, p.atomic_max, p.atomic_line, p.atomic_buf);
+  return text.c_str();
 }

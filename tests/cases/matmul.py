@@ -62,6 +62,16 @@ def correctness_cases():
         Case("large-k", (T((4, 65560)), T((65560, 8)))),
         Case("large-k-odd", (T((3, 100_003)), T((100_003, 2))), tilelang=ALIGN),
         Case("extreme-values", (T((6, 40), values="extreme"), T((40, 8), values="extreme"))),
+        # torch.matmul's other forms (PyTorch's OpInfo samples): vectors on either side, N-d batches that
+        # broadcast; viewed as the kernels' 2-d and 3-d operands (ops/matmul.py)
+        Case("vector-dot", (T((20,)), T((20,))), tilelang=ALIGN),
+        Case("matrix-vector", (T((5, 10)), T((10,))), tilelang=ALIGN),
+        Case("vector-matrix", (T((10,)), T((10, 5))), tilelang=ALIGN),
+        Case("batched-vector", (T((5, 5, 10)), T((10,))), tilelang=BROADCAST),
+        Case("vector-batched", (T((10,)), T((5, 10, 5))), tilelang=BROADCAST),
+        Case("4d-batches", (T((3, 2, 16, 24)), T((3, 2, 24, 8)))),
+        Case("4d-vector", (T((3, 2, 16, 24)), T((24,))), tilelang=BROADCAST),
+        Case("4d-broadcast-batches", (T((2, 1, 16, 24)), T((3, 24, 8))), tilelang=ALIGN),
     ]
 
 
@@ -69,8 +79,9 @@ def api_error_cases():
     return common_error_cases((T((4, 6)), T((6, 5))), {}, "a") + [
         ErrorCase("b-not-a-tensor", (T((4, 6)), 2.0), {}, TypeError, "b must be a torch.Tensor"),
         ErrorCase("inner-dims", (T((4, 6)), T((5, 6))), {}, ValueError, r"do not multiply: a's last dim \(K=6\)"),
-        ErrorCase("a-1d", (T((6,)), T((6, 5))), {}, ValueError, "a has 1 dims"),
-        ErrorCase("b-4d", (T((4, 6)), T((2, 2, 6, 5))), {}, ValueError, "b has 4 dims"),
+        ErrorCase("a-0d", (T(()), T((6, 5))), {}, ValueError, "a is 0-d"),
+        ErrorCase("vector-k", (T((4, 6)), T((5,))), {}, ValueError, r"do not multiply: a's last dim \(K=6\)"),
+        ErrorCase("batch-dims", (T((2, 3, 4, 6)), T((4, 6, 5))), {}, ValueError, "batch dims .* do not broadcast"),
         ErrorCase("batches", (T((2, 4, 6)), T((3, 6, 5))), {}, ValueError, "batches 2 and 3 that do not broadcast"),
         ErrorCase("out-wrong-shape", (T((4, 6)), T((6, 5))), {}, ValueError, "out has shape", out=T((5, 4))),
     ]

@@ -1,10 +1,12 @@
 """The course hub, end to end on loopback: `course serve` starts JupyterHub from nothing for a
 roster of two new Unix users; both log in through the login form; their JupyterLab servers
 spawn; lab 1 (the handout with the solution's answers, saved through A's server) runs cell by
-cell in A's kernel over the WebSocket; B reaches neither A's notebook nor the instructor labs;
-then collect, grade (sandboxed, with the late rule) and return, and each student reads their
-feedback in their home. Needs root (it makes users), jupyterhub, the proxy (make hub-deps)
-and bubblewrap; in CI (CI=true) their absence fails."""
+cell in A's kernel over the WebSocket; A validates it and submits it from that kernel, as a
+student would in a cell, then saves an unsolved copy over it (the submission is what is
+collected and graded); B reaches neither A's notebook nor the instructor labs; then collect,
+grade (sandboxed, with the late rule) and return, and each student reads their feedback in their
+home. Needs root (it makes users), jupyterhub, the proxy (make hub-deps) and bubblewrap; in CI
+(CI=true) their absence fails."""
 
 from __future__ import annotations
 
@@ -248,6 +250,27 @@ def test_the_course_hub_from_roster_to_returned_feedback(hub):
     assert json.loads(connection.read_text())["transport"] == "ipc"  # no TCP ports to collide on
     assert any("copy (TileLang): passed" in r["stdout"] for r in replies)
 
+    # A validates and submits from their kernel, as a student would in a cell; then saves an unsolved
+    # copy over their notebook: what counts is the submission
+    student_cells = ["from operator_course import lab\nv = lab.validate('01_copy')\n"
+                     "print('validated', v.earned, v.possible)",
+                     "done = lab.submit('01_copy')\nprint('snapshot', done[0].notebook)"]
+    validated, submitted = asyncio.run(execute_all(user_url, hub["token"], kernel["id"], student_cells))
+    assert validated["status"] == submitted["status"] == "ok", (validated, submitted)
+    assert "passed       copy-tilelang" in validated["stdout"] and "Hidden checks are graded later" in \
+        validated["stdout"], validated["stdout"]
+    earned, possible = map(float, re.search(r"validated (\S+) (\S+)", validated["stdout"]).groups())
+    assert earned == possible > 0 and "copy-tilelang-again" not in validated["stdout"], validated["stdout"]
+    snapshot = Path(re.search(r"^snapshot (\S+)$", submitted["stdout"], re.M).group(1))
+    assert snapshot.parent == Path(home_a) / ".course" / "submitted" / "01_copy"
+    assert os.stat(snapshot).st_uid == pwd.getpwnam(a).pw_uid
+    listed = runuser(a, "env", f"HOME={home_a}", sys.executable, "-m", "operator_course.lab.submit", "--list")
+    assert "01_copy  submitted " in listed.stdout and "(counts)" in listed.stdout, listed.stdout + listed.stderr
+    unsolved = student_notebook(read(LAB), {"answer": "none", "solved": [], "body": ""})
+    assert admin.put(f"{user_url}/api/contents/labs/01_copy.ipynb", json={"type": "notebook", "content": unsolved},
+                     timeout=60).status_code == 200
+    times["validated and submitted"] = time.monotonic() - hub["started"]
+
     # B reaches neither A's notebook (files, or A's server with B's login) nor the solutions
     assert runuser(b, "cat", f"{home_a}/labs/01_copy.ipynb").returncode != 0
     assert runuser(b, "ls", home_a).returncode != 0
@@ -266,6 +289,8 @@ def test_the_course_hub_from_roster_to_returned_feedback(hub):
     assert collected.returncode == 0, collected.stderr[-2000:]
     record = json.loads((tmp / "submissions" / a / "collected.json").read_text())
     assert record["notebooks"]["01_copy.ipynb"]["lab"] == "01_copy"
+    assert record["notebooks"]["01_copy.ipynb"]["from"] == "submitted"  # not the unsolved copy saved since
+    assert (tmp / "submissions" / a / "01_copy.ipynb").read_bytes() == snapshot.read_bytes()
     assert not (tmp / "submissions" / b / "01_copy.ipynb").exists()
     graded = subprocess.run([*COURSE, "grade", "--config", str(config), "--", "--lab", "01_copy", "--jobs", "2",
                              "--timeout", "120"], **run)

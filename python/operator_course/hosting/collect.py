@@ -1,11 +1,14 @@
-"""``course collect``: each student's lab notebooks from ~/<home_labs>/ into
-submissions/<student>/, with submissions/<student>/collected.json saying when each was last
-saved (its mtime, also kept on the copy). Each run is a fresh snapshot.
+"""``course collect``: each student's lab notebooks into submissions/<student>/, with
+submissions/<student>/collected.json saying where each came from and when. Of each lab, the
+latest submission (the student's ``submit``: ~/.course/submitted/<lab>/, read by submit.py, its
+time in "submitted"), else the notebook saved in ~/<home_labs>/ (as "saved": its mtime). The copy
+keeps that time as its mtime. Each run is a fresh snapshot.
 
 Read as root from homes students control, so only what is theirs is taken: the folder and each
 notebook must be owned by the student and not links (a link to a classmate's notebook, or a hard
 link to any file, is skipped, with the reason in collected.json), each read with
-operator_course.grader.submissions.read_regular, which checks the opened file itself."""
+operator_course.grader.submissions.read_regular, which checks the opened file itself (the
+submissions: submit.py, relative to folders opened without following links)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from pathlib import Path
 
 from operator_course.grader.submissions import read_regular
 from . import accounts
+from .submit import claim_differs, latest_submissions
 from .config import Course
 
 
@@ -33,13 +37,15 @@ def _owned(path: Path, uid: int, want) -> str | None:
     return None
 
 
-def collect_student(course: Course, name: str) -> dict:
-    user = pwd.getpwnam(name)
+def collect_student(course: Course, name: str, user=None) -> dict:
+    """``user``: the student's passwd entry (pw_dir, pw_uid; default the system's)."""
+    user = user or pwd.getpwnam(name)
     out = course.submissions / name
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     folder = Path(user.pw_dir) / course.home_labs
     record: dict = {"student": name, "folder": str(folder), "notebooks": {}, "skipped": {}}
+    saved: dict[str, tuple[bytes, float]] = {}
     if not folder.exists() and not folder.is_symlink():
         record["skipped"][str(folder)] = "no such folder"
     elif (why := _owned(folder, user.pw_uid, stat.S_ISDIR)):
@@ -55,14 +61,42 @@ def collect_student(course: Course, name: str) -> dict:
             if why:
                 record["skipped"][path.name] = why
                 continue
-            mtime = os.lstat(path).st_mtime
-            (out / path.name).write_bytes(data)
-            os.utime(out / path.name, (mtime, mtime))
-            record["notebooks"][path.name] = {
-                "lab": _lab_id(data, path), "bytes": len(data),
-                "saved": datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds")}
+            saved[path.name] = (data, os.lstat(path).st_mtime)
+    submitted, skipped = latest_submissions(user.pw_dir, user.pw_uid)
+    record["skipped"].update(skipped)
+    taken = {}  # lab id (the notebook's, as the grader reads it) -> its latest submission
+    for snapshot in sorted(submitted.values(), key=lambda s: s.submitted):
+        taken[_lab_id(snapshot.data, Path(snapshot.name))] = snapshot
+    for filename, (data, mtime) in saved.items():
+        lab = _lab_id(data, Path(filename))
+        if lab in taken:
+            record["skipped"][filename] = f"the saved notebook; your submission of {lab} counts"
+            continue
+        _write(out / filename, data, mtime)
+        record["notebooks"][filename] = {"lab": lab, "bytes": len(data), "from": "saved", "saved": _iso(mtime)}
+    for lab, snapshot in sorted(taken.items()):
+        filename = snapshot.name
+        if filename in record["notebooks"]:  # a saved notebook of another lab has that name: both are kept
+            filename = f"{snapshot.lab}.submitted.ipynb"  # the outbox folder's name: a plain one
+        _write(out / filename, snapshot.data, snapshot.submitted.timestamp())
+        entry = {"lab": lab, "bytes": len(snapshot.data), "from": "submitted",
+                 "submitted": snapshot.submitted.isoformat(timespec="seconds"),
+                 "saved": snapshot.saved or snapshot.submitted.isoformat(timespec="seconds"),
+                 "sha256": snapshot.sha256, "snapshot": snapshot.where}
+        if claim_differs(snapshot):
+            entry["claimed"] = snapshot.claimed
+        record["notebooks"][filename] = entry
     (out / "collected.json").write_text(json.dumps(record, indent=2) + "\n")
     return record
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="seconds")
+
+
+def _write(path: Path, data: bytes, mtime: float) -> None:
+    path.write_bytes(data)
+    os.utime(path, (mtime, mtime))
 
 
 def _lab_id(data: bytes, path: Path) -> str:
@@ -75,7 +109,8 @@ def _lab_id(data: bytes, path: Path) -> str:
     return path.stem
 
 
-def collect(course: Course) -> dict[str, dict]:
+def collect(course: Course, lookup=pwd.getpwnam) -> dict[str, dict]:
+    """``lookup``: name -> the student's passwd entry (tests point it at folders of their own)."""
     course.submissions.mkdir(parents=True, exist_ok=True)
     os.chmod(course.submissions, 0o700)
-    return {name: collect_student(course, name) for name in accounts.students(course.roster)}
+    return {name: collect_student(course, name, lookup(name)) for name in accounts.students(course.roster)}

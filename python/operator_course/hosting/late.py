@@ -1,5 +1,6 @@
-"""The late rule, applied to a graded gradebook: a lab saved after its due date (course.toml
-[labs.<id>] due; the time from collected.json) gets a row ``late``: with rule "flag" a note
+"""The late rule, applied to a graded gradebook: a lab handed in after its due date (course.toml
+[labs.<id>] due; the time from collected.json: when the collected submission was submitted, or,
+for a lab never submitted, when its notebook was saved) gets a row ``late``: with rule "flag" a note
 (status note, 0 points), with rule "deduct" status late and minus per_day of the points the lab
 earned for each started day, at most ``max`` of them. Idempotent: earlier late rows go first,
 so regrading and applying it again gives the same gradebook."""
@@ -16,26 +17,29 @@ from operator_course.grader.gradebook import Row
 from .config import Course
 
 
-def saved_times(course: Course) -> dict[tuple[str, str], datetime]:
-    """(student, lab) -> when its collected notebook was last saved."""
-    times = {}
+def handed_in(course: Course) -> dict[tuple[str, str], tuple[datetime, str]]:
+    """(student, lab) -> (when, "submitted" or "saved") of its collected notebook: a submission's
+    time (collect.py: the file system's, not the student's word), else the notebook's save time."""
+    times: dict[tuple[str, str], tuple[datetime, str]] = {}
     for record in course.submissions.glob("*/collected.json"):
         data = json.loads(record.read_text())
         for entry in data.get("notebooks", {}).values():
-            when = datetime.fromisoformat(entry["saved"])
+            how = "submitted" if entry.get("submitted") else "saved"
+            when = datetime.fromisoformat(entry[how])
             key = (data["student"], entry["lab"])
-            times[key] = max(when, times.get(key, when))
+            if key not in times or when > times[key][0]:
+                times[key] = (when, how)
     return times
 
 
 def late_rows(course: Course, rows: list[Row]) -> list[Row]:
     out, graded = [], {(r.student, r.lab) for r in rows}
-    for (student, lab), saved in sorted(saved_times(course).items()):
+    for (student, lab), (when, how) in sorted(handed_in(course).items()):
         due = course.due.get(lab)
-        if due is None or saved <= due or (student, lab) not in graded:
+        if due is None or when <= due or (student, lab) not in graded:
             continue
-        days = math.ceil((saved - due).total_seconds() / 86400)
-        reason = f"saved {saved.isoformat()}, {days} day(s) after the due date {due.isoformat()}"
+        days = math.ceil((when - due).total_seconds() / 86400)
+        reason = f"{how} {when.isoformat()}, {days} day(s) after the due date {due.isoformat()}"
         if course.late_rule == "flag":
             out.append(Row(student, lab, "late", "note", 0.0, 0.0, reason))
             continue

@@ -46,6 +46,11 @@ class CourseSpawner(LocalProcessSpawner):
     def user_env(self, env):
         env = super().user_env(env)
         env["JUPYTER_RUNTIME_DIR"] = self.runtime_dir
+        # where the student's submit and validate (operator_course.lab) find their labs and the handout
+        if env.get("HOME"):  # LocalProcessSpawner's, from the student's passwd entry
+            env["OPRT_LABS"] = os.path.join(env["HOME"], self.home_labs)
+        if self.handout:
+            env["OPRT_HANDOUT"] = self.handout
         return env
 
     def make_runtime_dir(self) -> None:
@@ -82,7 +87,8 @@ class CourseSpawner(LocalProcessSpawner):
 
 def place_handout(spawner: CourseSpawner) -> None:
     """pre_spawn_hook: copies the handout into ~/<home_labs>/ the first time (never over a
-    student's work: cp -n, as the student), and writes ~/COURSE.md with the site's link."""
+    student's work: cp -n, as the student), and writes ~/COURSE.md with the site's link and
+    ~/SUBMIT.md on validate and submit."""
     name = spawner.user.name
     if spawner.handout and Path(spawner.handout).is_dir():
         as_user(name, ["mkdir", "-p", spawner.home_labs], check=True)
@@ -90,6 +96,29 @@ def place_handout(spawner: CourseSpawner) -> None:
                 check=True)
     if spawner.site_note:
         as_user(name, ["sh", "-c", 'cat > COURSE.md'], input=spawner.site_note, text=True, check=True)
+    as_user(name, ["sh", "-c", 'cat > SUBMIT.md'], input=SUBMIT_NOTE.format(labs=spawner.home_labs), text=True,
+            check=True)
+
+
+SUBMIT_NOTE = """# Validating and submitting a lab
+
+Validate: runs your saved notebook's visible checks in a fresh kernel and says the points they
+would earn (hidden checks, and the checks again on the grader's own inputs, are graded later):
+
+    from operator_course import lab
+    lab.validate("01_copy")          # in a notebook cell (lab.validate(): the notebook it is in)
+    python -m operator_course.lab.validate 01_copy        # in a terminal (File > New > Terminal)
+
+Submit: hands in the notebook as saved in ~/{labs}/ (save first: Ctrl+S), with the time:
+
+    lab.submit("01_copy")            # in a notebook cell (lab.submit(): the notebook it is in)
+    python -m operator_course.lab.submit 01_copy          # in a terminal
+    python -m operator_course.lab.submit --list           # what you submitted, and when
+
+Your latest submission of each lab is the one graded, and its time is the one the due date is
+held against; submit again to replace it. A lab you never submit is graded as saved in ~/{labs}/
+when the instructor collects, with the time it was saved.
+"""
 
 
 def gpus() -> int:

@@ -54,7 +54,9 @@ def correctness_cases():
         Case("batched-aligned", (T((2, 136, 72)), T((2, 72, 40)))),
         Case("batched-transposed", (T((2, 136, 72), layout="transposed"), T((2, 72, 40))), tilelang=CONTIGUOUS),
         Case("batch-broadcast-2d-a", (T((37, 24)), T((4, 24, 16))), tilelang=BROADCAST),
-        Case("batch-broadcast-2d-b", (T((4, 37, 24)), T((24, 16))), tilelang=BROADCAST),
+        Case("batch-broadcast-2d-b", (T((4, 37, 24)), T((24, 16)))),  # folded: one (148, 24) @ (24, 16)
+        Case("batch-broadcast-2d-b-transposed", (T((4, 37, 24), layout="transposed"), T((24, 16))),
+             tilelang=CONTIGUOUS),  # no fold: batched
         Case("batch-of-one", (T((1, 16, 24)), T((5, 24, 8))), tilelang=BROADCAST),
         Case("batch-expanded", (T((4, 16, 24), layout="expanded", expand_from=(1, 16, 24)), T((4, 24, 8))),
              tilelang=CONTIGUOUS),
@@ -67,10 +69,11 @@ def correctness_cases():
         Case("vector-dot", (T((20,)), T((20,))), tilelang=ALIGN),
         Case("matrix-vector", (T((5, 10)), T((10,))), tilelang=ALIGN),
         Case("vector-matrix", (T((10,)), T((10, 5))), tilelang=ALIGN),
-        Case("batched-vector", (T((5, 5, 10)), T((10,))), tilelang=BROADCAST),
+        Case("batched-vector", (T((5, 5, 10)), T((10,))), tilelang=ALIGN),
         Case("vector-batched", (T((10,)), T((5, 10, 5))), tilelang=BROADCAST),
         Case("4d-batches", (T((3, 2, 16, 24)), T((3, 2, 24, 8)))),
-        Case("4d-vector", (T((3, 2, 16, 24)), T((24,))), tilelang=BROADCAST),
+        Case("4d-vector", (T((3, 2, 16, 24)), T((24,))), tilelang=ALIGN),
+        Case("4d-matrix", (T((3, 2, 16, 24)), T((24, 8)))),
         Case("4d-broadcast-batches", (T((2, 1, 16, 24)), T((3, 24, 8))), tilelang=ALIGN),
     ]
 

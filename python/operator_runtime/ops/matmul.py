@@ -97,7 +97,12 @@ class _MappedPrepared:
 
 
 def _kernel_form(a, b) -> bool:
-    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and 2 <= a.dim() <= 3 and 2 <= b.dim() <= 3
+    """Operands the kernels take as they are: 2-d and 3-d, but a batch of matrices times one matrix
+    that _Mapped can fold into one matrix product."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and 2 <= a.dim() <= 3 and 2 <= b.dim() <= 3):
+        return False
+    one_matrix = b.dim() == 2 or b.shape[0] == 1
+    return not (a.dim() == 3 and one_matrix and _Mapped._fold(a) is not None)
 
 
 class _Mapped:
@@ -112,6 +117,8 @@ class _Mapped:
             raise TypeError(f"matmul: a is {a.dtype} but b is {b.dtype}; convert one so they match")
         a2 = a.unsqueeze(0) if a.dim() == 1 else a  # a vector on the left: one row
         b2 = b.unsqueeze(-1) if b.dim() == 1 else b  # on the right: one column
+        if b2.dim() > 2 and all(d == 1 for d in b2.shape[:-2]) and a.dim() > 2:
+            b2 = b2.view(b2.shape[-2:])  # a batch of one matrix over a's batch: that one matrix
         if a2.shape[-1] != b2.shape[-2]:
             raise ValueError(f"matmul: a {tuple(a.shape)} and b {tuple(b.shape)} do not multiply: a's last dim "
                              f"(K={a2.shape[-1]}) must equal b's {'only' if b.dim() == 1 else 'second-to-last'} "
@@ -124,8 +131,13 @@ class _Mapped:
         m, n = a2.shape[-2], b2.shape[-1]
         self.shape = torch.Size(self.batch + ((m,) if a.dim() > 1 else ()) + ((n,) if b.dim() > 1 else ()))
         self.copied = False  # an operand copied: its broadcast batch dims could not be viewed as one
-        self.a, self.b = self._flat(a2), self._flat(b2)
-        self.kernel_shape = torch.Size(((self._count(),) if self.batch else ()) + (m, n))
+        folded = self._fold(a2) if b2.dim() == 2 and a2.dim() > 2 else None
+        if folded is not None:  # a batch of matrices times one matrix: one (batch * M, K) @ (K, N)
+            self.a, self.b = folded, b2
+            self.kernel_shape = torch.Size((self._count() * m, n))
+        else:
+            self.a, self.b = self._flat(a2), self._flat(b2)
+            self.kernel_shape = torch.Size(((self._count(),) if self.batch else ()) + (m, n))
         self._rows, self._cols = a.dim() > 1, b.dim() > 1
 
     def _count(self) -> int:
@@ -133,6 +145,17 @@ class _Mapped:
         for d in self.batch:
             count *= d
         return count
+
+    @staticmethod
+    def _fold(t: torch.Tensor) -> torch.Tensor | None:
+        """(..., M, K) as one (rows, K) matrix where its layout allows a view (no copy), else None."""
+        rows = 1
+        for d in t.shape[:-1]:
+            rows *= d
+        try:
+            return t.view(rows, t.shape[-1])  # (not -1: an empty K leaves it undetermined)
+        except RuntimeError:
+            return None
 
     def _flat(self, t: torch.Tensor) -> torch.Tensor:
         """``t`` with its batch dims expanded to the common ones and flattened into one (a 2-d

@@ -1,10 +1,10 @@
-"""PyTorch's own OpInfo sample inputs for softmax, sum and add, run through backend="tilelang".
+"""PyTorch's own OpInfo sample inputs for softmax, sum, add and matmul, run through every backend.
 
 torch describes each operator once (torch/testing/_internal/common_methods_invocations.py,
 op_db) with sample inputs chosen by its authors, not by us: 0-d tensors, empty dims, every
 dim, keepdim, broadcasting both ways. Each sample is mapped onto our API (softmax -> softmax,
-sum -> reduce_sum, add -> vector_add) and must either match torch or be refused with a named
-reason; the refused count must stay small. Before the strided kernels and bf16 on the C
+sum -> reduce_sum, add -> vector_add, matmul -> matmul) and must either match torch or be
+refused with a named reason; the refused count must stay small. Before the strided kernels and bf16 on the C
 target, 22 of these 76 samples ran on the CPU and 54 were refused (no dim but the last, no
 broadcasting, no bf16 on the C target); now 72 run and 4 are refused.
 
@@ -13,6 +13,9 @@ How torch's calling conventions map onto ours, in this test (the kernels run eve
   a tuple of dims is one reduce_sum per dim, innermost first, keepdim honoured each time,
   on float32 partials (ort.copy to float32 and back: one rounding, as torch).
 - add's alpha has no counterpart in vector_add: refused by this test, by name.
+- matmul's samples (vectors on either side, N-d batches that broadcast) are torch.matmul's own:
+  ort.matmul takes them all (ops/matmul.py maps them onto the kernels' 2-d and 3-d forms); the
+  tilelang backend refuses a matrix (or vector) times a batch whose batch it would broadcast.
 """
 
 from __future__ import annotations
@@ -26,11 +29,15 @@ import torch
 
 import operator_runtime as ort
 from operator_runtime_testing.assertions import assert_matches_torch
+from operator_runtime_testing.operators import get
 from operator_runtime_testing.tolerances import ATOL_PER_TERM
 
-OPS = ("softmax", "sum", "add")
+OPS = ("softmax", "sum", "add", "matmul")
 DTYPES = (torch.float32, torch.bfloat16)
-MOST_REFUSED = 4  # add's two alpha samples, in two dtypes
+# add's two alpha samples in two dtypes; on tilelang also matmul's 1-d or 2-d a times a batch
+# (four samples: (10,) @ (5, 10, 5), (5, 10) @ (5, 10, 5), (0, 0) @ (5, 0, 0), (10,) @ (5, 5, 10, 5))
+# in two dtypes
+MOST_REFUSED = {"cpu": 4, "tilelang": 12}
 
 
 def _expecttest() -> None:
@@ -79,6 +86,11 @@ def run_sample(name: str, sample, backend: str):
         for d in dims:
             got = ort.reduce_sum(got, d, keepdim, backend=backend)
         return ort.copy(got, dtype=x.dtype, backend=backend), want, extra
+    if name == "matmul":
+        other = args[0]
+        record = get("matmul")
+        return (ort.matmul(x, other, backend=backend), record.reference_call(x.cpu(), other.cpu()),
+                record.extra_atol_call(x.cpu(), other.cpu()))
     if kwargs.get("alpha") is not None:
         raise Refused("add: alpha is not part of vector_add (a + b only)")
     other = args[0]
@@ -99,15 +111,15 @@ def samples(device: str):
 
 
 def test_opinfo_samples_match_torch_or_are_refused_by_name(backend, device):
-    if backend != "tilelang":
-        pytest.skip("this test measures what the tilelang backend refuses")
+    if backend not in MOST_REFUSED:
+        pytest.skip(f"the samples run on the backends a CPU machine has ({', '.join(MOST_REFUSED)})")
     right, refused, wrong = [], [], []
     for what, name, sample in samples(device):
         try:
             got, want, extra = run_sample(name, sample, backend)
         except (ort.UnsupportedError, Refused) as e:
             message = str(e)
-            assert message.split(":")[0] in (name, "vector_add", "reduce_sum", "softmax", "add"), \
+            assert message.split(":")[0] in (name, "vector_add", "reduce_sum", "softmax", "add", "matmul"), \
                 f"{what}: refused without naming the operator: {message}"
             refused.append(f"{what}: {message}")
             continue
@@ -117,9 +129,9 @@ def test_opinfo_samples_match_torch_or_are_refused_by_name(backend, device):
             right.append(what)
         except AssertionError as e:
             wrong.append(str(e))
-    print(f"\nOpInfo samples through tilelang on {device}: {len(right)} right, {len(refused)} refused, "
+    print(f"\nOpInfo samples through {backend} on {device}: {len(right)} right, {len(refused)} refused, "
           f"{len(wrong)} wrong")
     print("\n".join(refused))
     assert not wrong, "\n".join(wrong)
     assert right, "no sample ran"
-    assert len(refused) <= MOST_REFUSED, "\n".join(refused)
+    assert len(refused) <= MOST_REFUSED[backend], "\n".join(refused)

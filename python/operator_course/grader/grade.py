@@ -13,6 +13,8 @@ Student code decides nothing. Each submission is graded in stages:
                the outputs with references computed here (score.py, runner.py)
   5. record    merge into OUT/gradebook.csv, OUT/totals.csv, OUT/feedback/<student>.md, and
                keep each executed notebook and log under OUT/logs/<student>/<lab>/ (gradebook.py)
+  6. view      the harness's timings into OUT/timings.json; the public leaderboard
+               (OUT/leaderboard/) and the instructor's dashboard (OUT/dashboard/) (class_view.py)
 Instructor notebooks are read and hashed once (OUT/manifest.json). Checks this machine cannot
 run (a GPU's) are recorded as pending with their points; grading again on a GPU machine into
 the same OUT fills them in. Without bubblewrap the grader refuses to run, unless given
@@ -362,6 +364,9 @@ def main(argv: list[str] | None = None) -> int:
                 "grader_peak_rss_bytes": _peak_rss(),
                 "labs": {k: {"path": str(v.path), "sha256": v.sha256} for k, v in labs.items()}}
     gradebook.atomic_write(args.out / "manifest.json", json.dumps(manifest, indent=2))
+    from .class_view import after_grading  # OUT/timings.json, the leaderboard and the dashboard
+
+    after_grading(args, merged, rows, manifest["graded_at"])
     students = len({s.student for s in subs})
     print(f"graded {sum(s.notebook is not None for s in subs)} notebooks of {students} students in "
           f"{manifest['seconds']} s: {args.out / 'gradebook.csv'}, totals.csv, feedback/, logs/")

@@ -179,7 +179,7 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
     result = job.result or {}
     if result.get("error"):
         flag = f"FLAGGED for the instructor ({result['flag']}): " if result.get("flag") else ""
-        return row("failed", flag + _text(str(result["error"]).encode()))
+        return _timed(row("failed", flag + _text(str(result["error"]).encode())), job, spec)
     name = spec.name
     if job.kind == "cuda-compile":
         return row(PENDING, "compiles for sm_90; the kernel runs when a GPU machine grades it")
@@ -188,8 +188,8 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
         if not isinstance(ratio, (int, float)):
             return row("failed", "the timing gave no result")
         summary = _text(str(result.get("summary", "")).encode(), 2000)
-        return row("passed" if ratio >= need else "failed",
-                   summary + ("" if ratio >= need else f"; this check needs {need:.2f}x torch"))
+        return _timed(row("passed" if ratio >= need else "failed",
+                          summary + ("" if ratio >= need else f"; this check needs {need:.2f}x torch")), job, spec)
     if job.outputs is None:
         return row("failed", "the kernel's outputs did not come back")
     lang = "cuda" if spec.kind == "cuda" else "tilelang"
@@ -203,6 +203,16 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
                 failed_row.picture = base64.b64encode(picture.png(e.mask, title)).decode()
             return failed_row
     return row("passed", f"{spec.op} ({name}): passed on {len(job.cases)} inputs")
+
+
+def _timed(r: Row, job: Job, spec: CheckSpec) -> Row:
+    """A timed job's row keeps the harness's result as data (``row.timing``, not a gradebook column):
+    grade.py merges it into OUT/timings.json for the leaderboard (class_view.py, class_data.py)."""
+    if job.kind == "performance":
+        from .class_data import timing_from_result
+
+        r.timing = timing_from_result(job.result, spec.op)
+    return r
 
 
 def _text(data: bytes, limit: int = 20000) -> str:

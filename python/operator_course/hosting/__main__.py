@@ -3,7 +3,8 @@
   serve     make the roster's accounts, release the handout, start the hub (root)
   users     only make the accounts (passwords of new ones: STATE/passwords.txt, root-only)
   collect   every student's lab notebooks into SUBMISSIONS/<student>/ (+ collected.json)
-  grade     the grader on SUBMISSIONS with the roster (missing = 0), then the late rule;
+  grade     the grader on SUBMISSIONS with the roster (missing = 0), then the late rule and the
+            class view (GRADES/leaderboard/, GRADES/dashboard/: grader/class_view.py);
             arguments after -- go to the grader (e.g. -- --lab 01_copy --jobs 4)
   late      apply the late rule again to GRADES (after grading by hand or on a GPU machine)
   return    each student's feedback into ~/feedback/grades.md
@@ -68,7 +69,22 @@ def _late(course) -> int:
     added = apply(course)
     print(json.dumps([f"{r.student} {r.lab}: {r.reason}" for r in added], indent=1) if added
           else "late rule: nothing late")
+    _class_view(course)
     return 0
+
+
+def _class_view(course) -> None:
+    """The leaderboard and dashboard again, with the late rows (the late rule rewrote the feedback
+    files too, so each gets its pseudonym line back); a failure here leaves the grades as they are."""
+    from operator_course.grader import class_view
+
+    try:
+        subs = course.submissions if course.submissions.is_dir() else None  # graded elsewhere: no similarity run
+        written = class_view.build(course.grades, subs, course.labs, course=course)
+        print(f"class view: {written['leaderboard']}, {written['dashboard']}")
+    except Exception as e:  # noqa: BLE001
+        print(f"class view not rebuilt ({type(e).__name__}: {e}): python -m operator_course.grader.class_view "
+              f"{course.grades} --course COURSE.toml", file=sys.stderr)
 
 
 if __name__ == "__main__":

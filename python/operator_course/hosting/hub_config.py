@@ -3,8 +3,10 @@ everything comes from course.toml, named by $OPRT_COURSE_CONFIG.
 
 PAM login for the roster's Unix users; each student's JupyterLab runs as them with the course
 venv's Python (its "python3" kernel imports the runtime and TileLang), under limits, with the
-handout copied in on first spawn (spawner.py), its kernels over IPC; services: the idle culler and
-the course site, which die with the hub (with_hub.py).
+handout copied in on first spawn (spawner.py), its kernels over IPC; services: the idle culler,
+the course site with the class leaderboard under it (/services/site/leaderboard/, public) and, where
+course.toml names admins, the instructor's dashboard (/services/dashboard/, admins only; port
+site_port + 1), which die with the hub (with_hub.py).
 GPUs: students are spread over the GPUs (CUDA_VISIBLE_DEVICES), hub.students_per_gpu each;
 the grader's performance checks take one timing lock, so timings never overlap each other."""
 
@@ -74,10 +76,15 @@ services = [{"name": "idle-culler",
                          f"--timeout={course.idle_timeout}"]}]
 roles = [{"name": "idle-culler", "services": ["idle-culler"],
           "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"]}]
-if (course.site / "index.html").exists():
-    services.append({"name": "site", "url": f"http://127.0.0.1:{course.site_port}",
-                     "command": [*with_hub, sys.executable, "-m", "operator_course.hosting.site_server",
-                                 str(course.site)]})
+# the site, and under it the class leaderboard the grader rebuilds after each run (pseudonyms only:
+# GRADES/leaderboard/ is the one folder of the grades served to everyone), at /services/site/leaderboard/
+services.append({"name": "site", "url": f"http://127.0.0.1:{course.site_port}",
+                 "command": [*with_hub, sys.executable, "-m", "operator_course.hosting.site_server", str(course.site),
+                             "--mount", f"leaderboard={course.grades / 'leaderboard'}"]})
+if course.admins:  # the instructor's dashboard (names, errors, code): admins only, through the hub's OAuth
+    services.append({"name": "dashboard", "url": f"http://127.0.0.1:{course.site_port + 1}", "oauth_no_confirm": True,
+                     "command": [*with_hub, sys.executable, "-m", "operator_course.hosting.dashboard_server",
+                                 str(course.grades), *course.admins]})
 if os.environ.get("OPRT_HUB_ADMIN_TOKEN"):  # scripts (and the test) drive the hub's REST API with it
     services.append({"name": "course-admin", "api_token": os.environ["OPRT_HUB_ADMIN_TOKEN"]})
     roles.append({"name": "course-admin", "services": ["course-admin"],

@@ -8,9 +8,11 @@
 #   OUT=/some/dir bash scripts/gpu_check.sh            # logs and bench JSON land in $OUT
 #   STEPS="build test memcheck" bash scripts/gpu_check.sh   # a subset
 #   STEPS="grading" bash scripts/gpu_check.sh                 # the grader's performance class alone (gradebook rows printed)
+#   GPU=1 bash scripts/gpu_check.sh                           # on GPU 1 of the host (CUDA_VISIBLE_DEVICES=1)
 #   STEPS="build matmul" bash scripts/gpu_check.sh            # matmul alone (~5 min): its tests on nvidia
 #       and tilelang, compute-sanitizer over its cases, its benchmark ($OUT/matmul-bench.json)
 set -uo pipefail
+if [ -n "${GPU:-}" ]; then export CUDA_VISIBLE_DEVICES=$GPU; fi  # one GPU of a host, leaving the others free
 OUT=${OUT:-_build/gpu-check}
 BUILD=${CAMP_BUILD_DIR:-build-gpu}
 ARCH=${CUDA_ARCH:-90}

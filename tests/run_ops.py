@@ -22,6 +22,7 @@ sweep: bench's measurements over shapes drawn by category from --seed (row lengt
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import subprocess
 import sys
@@ -174,6 +175,8 @@ def main() -> int:
                                          "'8192x8192/f16,256x1048576' (and no host-overhead row)")
     parser.add_argument("--note", action="append", default=[],
                         help="a note added to every bench row, e.g. the kernel strategy chosen (repeatable)")
+    parser.add_argument("--gpu", type=int, help="the GPU of this host to run on (default: the current one), so a run "
+                        "can take a spare GPU while another is busy")
     parser.add_argument("--seed", type=int, help="sweep: the seed its shapes are drawn from (default: a fresh one, "
                                                  "printed); test: pytest's --seed for the random inputs")
     sweeping = parser.add_argument_group("sweep (--mode sweep; tests/bench/sweep.py)")
@@ -193,6 +196,13 @@ def main() -> int:
     args, extra = parser.parse_known_args()
     if extra and args.mode == "sweep":  # test passes them to pytest; a sweep has no use for them
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.gpu is not None:
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if not 0 <= args.gpu < count:
+            parser.error(f"--gpu {args.gpu}: this host has {count} GPU(s)")
+        torch.cuda.set_device(args.gpu)  # the benchmarks' "cuda" tensors, events and kernels go there
+        os.environ["CUDA_VISIBLE_DEVICES"] = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[args.gpu] \
+            if os.environ.get("CUDA_VISIBLE_DEVICES") else str(args.gpu)  # the test mode's pytest sees that one
     backends = args.backend or ["nvidia" if ort.is_available("nvidia") else "cpu"]
     ops = list(ort.OPS) if args.op == "all" else [args.op]
     code = 0

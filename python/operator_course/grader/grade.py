@@ -80,27 +80,29 @@ class Context:
     """What every submission's grading shares: the device, limits and a pool of sandbox uids
     (one per concurrent job, so process limits and files are per submission)."""
 
-    def __init__(self, args, gpu: bool, protected: list[Path]):
-        from . import cgroups, sandbox
+    def __init__(self, args, gpu_ids: list[str], protected: list[Path]):
+        from . import cgroups, gpus, sandbox
 
-        self.device, self.timeout, self.logs = ("cuda" if gpu else "cpu"), args.timeout, args.out / "logs"
+        self.device, self.timeout, self.logs = ("cuda" if gpu_ids else "cpu"), args.timeout, args.out / "logs"
         self.work = Path(tempfile.mkdtemp(prefix="oprt-grade-"))
         self.unsafe = args.unsafe_no_sandbox
         # a size- and inode-limited tmpfs per submission (root and a sandbox only): what a student
         # writes lands in memory the submission's cgroup pays for, never on the grader's disk
         self.disk = None if (self.unsafe or args.per_process_limits) else \
             cgroups.Disk(args.disk_gb << 30, DISK_INODES)
-        self.timing_lock = threading.Lock()  # performance checks measure one at a time
+        # performance checks measure one at a time on each GPU (gpus.py): one lock per GPU
+        self.gpu_ids = gpu_ids
+        self.timing_locks = {g: threading.Lock() for g in gpu_ids or [None]}
         self.cpu_verdicts = args.cpu_verdicts
         # the lab inputs' seed, drawn here and never shown to a student (manifest.json keeps it)
         self.seed = args.seed if args.seed is not None else secrets.randbits(62)
         self._uids: queue.Queue = queue.Queue()
         root = os.geteuid() == 0
-        for i in range(args.jobs):
-            self._uids.put(args.sandbox_uid + i if root else None)
+        for i, gpu in enumerate(gpus.slots(args.jobs, gpu_ids)):  # a job slot: its sandbox uid and its GPU
+            self._uids.put((args.sandbox_uid + i if root else None, gpu))
         limits = sandbox.Limits(memory_bytes=args.memory_gb << 30, cgroup=not args.per_process_limits)
-        self._make = (lambda uid: sandbox.Unsandboxed(gpu)) if self.unsafe else (
-            lambda uid: sandbox.Sandbox(uid, gpu, sandbox.course_paths(), protected, limits))
+        self._make = (lambda uid, gpu: sandbox.Unsandboxed(gpu or False)) if self.unsafe else (
+            lambda uid, gpu: sandbox.Sandbox(uid, gpu or False, sandbox.course_paths(), protected, limits))
 
     @contextmanager
     def workdir(self):
@@ -119,12 +121,13 @@ class Context:
 
     @contextmanager
     def runner(self):
-        uid = self._uids.get()
+        """A free job slot's sandbox (on the slot's GPU) and the timing lock of that GPU."""
+        uid, gpu = slot = self._uids.get()
         try:
             with _uid_lock(uid):
-                yield self._make(uid)
+                yield self._make(uid, gpu), self.timing_locks[gpu]
         finally:
-            self._uids.put(uid)
+            self._uids.put(slot)
 
 
 @contextmanager
@@ -167,7 +170,7 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
     logs = ctx.logs / sub.student / sub.lab
     answers = answers_hash(sub.answers)
     try:
-        with ctx.workdir() as tmp, ctx.runner() as runner:
+        with ctx.workdir() as tmp, ctx.runner() as (runner, timing_lock):
             nb = assemble(lab.notebook, sub.answers, lab.specs, dtype_names(ctx.device), ctx.device == "cuda")
             executed = execute(nb, [s.id for s in lab.specs], tmp / "notebook", runner, ctx.timeout,
                                logs / "notebook.log", logs / "executed.ipynb")
@@ -176,7 +179,7 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
                     (logs / f"{check}-report.txt").write_bytes(files["report.txt"])
             jobs, failed = plan(lab.specs, executed, ctx.device, ctx.seed)
             run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log",
-                     ctx.timing_lock, ctx.seed)
+                     timing_lock, ctx.seed)
         cpu_verdicts = ctx.cpu_verdicts if ctx.device == "cpu" else "count"
         rows = [verdict(s, jobs.get(s.id), failed.get(s.id), sub.student, sub.lab, cpu_verdicts) for s in lab.specs]
         notes += [Row(sub.student, sub.lab, "flags", "note", 0.0, 0.0, f"{check}: {job.result['flag']}")
@@ -223,6 +226,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="kernels a CPU grader judges (CUDA on the emulator, TileLang on the C target): count "
                              "now (default), or stay pending until a GPU pass")
     parser.add_argument("--seed", type=int, help="the inputs' seed (default: a fresh secret one, in manifest.json)")
+    parser.add_argument("--gpus", help="GPUs to grade on, comma-separated (default: every one this process sees); "
+                        "the jobs spread over them, timed checks one at a time per GPU")
     parser.add_argument("--per-process-limits", action="store_true",
                         help="where cgroups or tmpfs mounts are unavailable: limits per process only")
     parser.add_argument("--sandbox-uid", type=int, default=61000, help="first uid for sandboxes (when root)")
@@ -312,7 +317,14 @@ def main(argv: list[str] | None = None) -> int:
 
     from . import gradebook, sandbox
 
-    gpu = torch.cuda.is_available()
+    from . import gpus
+
+    try:
+        gpu_ids = gpus.visible(args.gpus)
+    except ValueError as e:
+        print(f"grade: error: {e}", file=sys.stderr)
+        return 2
+    gpu = bool(gpu_ids)
     if args.unsafe_no_sandbox:
         print("grade: WARNING: --unsafe-no-sandbox: student code runs as you, unconfined", file=sys.stderr)
     else:
@@ -339,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     protected = [p.resolve() for p in (args.labs, args.submissions, args.out)]
     if args.roster:
         protected.append(args.roster.resolve())
-    ctx = Context(args, gpu, protected)
+    ctx = Context(args, gpu_ids, protected)
     start = time.monotonic()
     rows: list[Row] = [Row(s, "-", "notes", "note", 0.0, 0.0, n) for s, ns in student_notes.items() for n in ns]
     try:
@@ -359,7 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     merged = merge(old, rows)
     gradebook.write(args.out, merged, list(labs))
     manifest = {"graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "device": ctx.device,
-                "sandbox": not args.unsafe_no_sandbox, "limits": limits, "jobs": args.jobs, "seed": ctx.seed,
+                "sandbox": not args.unsafe_no_sandbox, "limits": limits, "jobs": args.jobs, "gpus": gpu_ids, "seed": ctx.seed,
                 "cpu_verdicts": args.cpu_verdicts, "seconds": round(time.monotonic() - start, 1),
                 "grader_peak_rss_bytes": _peak_rss(),
                 "labs": {k: {"path": str(v.path), "sha256": v.sha256} for k, v in labs.items()}}

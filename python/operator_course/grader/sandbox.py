@@ -93,7 +93,7 @@ def _inside(path: Path, folder: Path) -> bool:
 @dataclass
 class Sandbox:
     uid: int | None  # None: keep the caller's uid (no root)
-    gpu: bool
+    gpu: bool | str  # False: no GPU; True: those the grader sees; "1": that one only (gpus.py)
     readable: list[Path]  # mounted read-only at the same paths
     protected: list[Path]  # never visible, even inside a readable folder
     limits: Limits = field(default_factory=Limits)
@@ -168,7 +168,7 @@ class Sandbox:
 class Unsandboxed:
     """``--unsafe-no-sandbox``: the same commands as the grader's user, in the work dir. Only for
     trusted submissions (an instructor's own tests); the grader says so when it is used."""
-    gpu: bool
+    gpu: bool | str
 
     def run(self, argv: list[str], workdir: Path, timeout: float, log: Path) -> Outcome:
         workdir.mkdir(parents=True, exist_ok=True)
@@ -247,7 +247,7 @@ def course_paths() -> list[Path]:
     return sorted(paths)
 
 
-def sandbox_env(gpu: bool, extra: dict[str, str] | None = None) -> dict[str, str]:
+def sandbox_env(gpu: bool | str, extra: dict[str, str] | None = None) -> dict[str, str]:
     """A small, fixed environment: nothing of the grader's leaks in."""
     path = [str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]
     nvcc = shutil.which("nvcc")
@@ -262,5 +262,7 @@ def sandbox_env(gpu: bool, extra: dict[str, str] | None = None) -> dict[str, str
             env[key] = os.environ[key]
     if not gpu:
         env["CUDA_VISIBLE_DEVICES"] = ""
+    elif isinstance(gpu, str):  # one GPU of the host: the job's CUDA sees it alone, as device 0
+        env["CUDA_VISIBLE_DEVICES"] = gpu
     env.update(extra or {})
     return env

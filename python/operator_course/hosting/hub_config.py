@@ -8,7 +8,8 @@ the course site with the class leaderboard under it (/services/site/leaderboard/
 course.toml names admins, the instructor's dashboard (/services/dashboard/, admins only; port
 site_port + 1), which die with the hub (with_hub.py).
 GPUs: students are spread over the GPUs (CUDA_VISIBLE_DEVICES), hub.students_per_gpu each;
-the grader's performance checks take one timing lock, so timings never overlap each other."""
+the grader's performance checks take a timing lock per GPU (grader/gpus.py), so timings on one GPU
+never overlap."""
 
 import os
 import shutil

@@ -5,12 +5,16 @@ cell in A's kernel over the WebSocket; A validates it and submits it from that k
 student would in a cell, then saves an unsolved copy over it (the submission is what is
 collected and graded); B reaches neither A's notebook nor the instructor labs; then collect,
 grade (sandboxed, with the late rule) and return, and each student reads their feedback in their
-home. Needs root (it makes users), jupyterhub, the proxy (make hub-deps) and bubblewrap; in CI
+home. Each student's server runs in a cgroup of its own (where cgroups are writable); B's server,
+killed with -9, is noticed by the hub within seconds and its group removed. The hub, started as a
+script's background job starts it (SIGINT ignored), stops on SIGTERM within seconds. Needs root (it
+makes users), jupyterhub, the proxy (make hub-deps, which make test runs) and bubblewrap; in CI
 (CI=true) their absence fails."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import json
 import os
@@ -33,6 +37,7 @@ LAB = ROOT / "labs" / "01_copy.ipynb"
 PROXY = ROOT / "node_modules" / ".bin" / "configurable-http-proxy"
 COURSE = [sys.executable, "-m", "operator_course.hosting"]
 RUNTIME = Path("/run/oprt-course")  # CourseSpawner.runtime_root: each student's kernels' sockets
+CGROUP_PARENT = "oprt-course"  # CourseSpawner.cgroup_parent: each student's group, under the hub's cgroup
 
 
 def _missing() -> str | None:
@@ -74,15 +79,30 @@ def runuser(user: str, *argv: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
+    tag = secrets.token_hex(3)
+    a, b = f"oprt-test-a-{tag}", f"oprt-test-b-{tag}"
+    due = datetime.now(timezone.utc) - timedelta(hours=1)  # so A's work is one (started) day late
+    with course_hub(tmp_path_factory.mktemp("hub"), [a, b], f"""
+[labs.01_copy]
+due = {due.isoformat(timespec="seconds")}
+[late]
+rule = "deduct"
+per_day = 0.1
+""") as running:
+        yield {**running, "a": a, "b": b}
+
+
+@contextlib.contextmanager
+def course_hub(tmp: Path, students: list[str], more_toml: str = ""):
+    """`course serve` on loopback for a roster of new Unix users (memory_gb 6, processes 400, then
+    ``more_toml``); yields base, admin (a requests session with the admin token), token, tmp,
+    config, started and passwords. Afterwards: stops their servers, SIGTERMs the hub (which must
+    stop within 15 s) and removes the users."""
     _require()
     import requests
 
-    tmp = tmp_path_factory.mktemp("hub")
-    tag = secrets.token_hex(3)
-    a, b = f"oprt-test-a-{tag}", f"oprt-test-b-{tag}"
     port, hub_port, api_port, site_port = free_ports(4)
-    due = datetime.now(timezone.utc) - timedelta(hours=1)  # so A's work is one (started) day late
-    (tmp / "roster.txt").write_text(f"student\n{a}\n{b}\n")
+    (tmp / "roster.txt").write_text("student\n" + "".join(f"{name}\n" for name in students))
     config = tmp / "course.toml"
     config.write_text(f"""
 [course]
@@ -97,20 +117,17 @@ proxy_api_port = {api_port}
 site_port = {site_port}
 memory_gb = 6
 processes = 400
-[labs.01_copy]
-due = {due.isoformat(timespec="seconds")}
-[late]
-rule = "deduct"
-per_day = 0.1
-""")
+{more_toml}""")
     token = secrets.token_hex(32)
     opened = let_students_run_python()
     labs_mode = os.stat(ROOT / "labs").st_mode & 0o7777
     log = open(tmp / "hub.log", "wb")
     started = time.monotonic()
     # --config relative to the caller's folder, as `make hub` passes it
+    # SIGINT ignored, as in a script's background job (`make hub &`): the hub's services must stop anyway
     proc = subprocess.Popen([*COURSE, "serve", "--config", config.name], cwd=tmp, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "OPRT_HUB_ADMIN_TOKEN": token}, start_new_session=True)
+                            env={**os.environ, "OPRT_HUB_ADMIN_TOKEN": token}, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     base = f"http://127.0.0.1:{port}"
     admin = requests.Session()
     admin.headers["Authorization"] = f"token {token}"
@@ -125,15 +142,16 @@ per_day = 0.1
             if proc.poll() is not None or time.time() > deadline:
                 pytest.fail(f"the hub did not start:\n{(tmp / 'hub.log').read_text()[-4000:]}")
             time.sleep(0.5)
-        yield {"base": base, "admin": admin, "token": token, "a": a, "b": b, "tmp": tmp, "config": config,
+        yield {"base": base, "admin": admin, "token": token, "tmp": tmp, "config": config,
                "started": started, "passwords": dict(line.split() for line in
                                                      (tmp / "_build/course/passwords.txt").read_text().splitlines())}
     finally:
-        for user in (a, b):
+        for user in students:
             try:
                 admin.delete(f"{base}/hub/api/users/{user}/server", timeout=30)
             except requests.RequestException:
                 pass
+        stopping = time.monotonic()
         for sig in (signal.SIGTERM, signal.SIGKILL):
             try:
                 os.killpg(proc.pid, sig)
@@ -143,7 +161,9 @@ per_day = 0.1
                 break
             except subprocess.TimeoutExpired:
                 continue
-        for user in (a, b):
+        stopped = time.monotonic() - stopping
+        print(f"hub test: the hub stopped {stopped:.1f} s after SIGTERM")
+        for user in students:
             try:
                 uid = pwd.getpwnam(user).pw_uid
             except KeyError:
@@ -156,10 +176,44 @@ per_day = 0.1
                     pass
             subprocess.run(["userdel", "--remove", user], capture_output=True)
             shutil.rmtree(RUNTIME / user, ignore_errors=True)
+            for folder in student_cgroups(user):  # a group the hub did not remove (emptied above)
+                try:
+                    folder.rmdir()
+                except OSError:
+                    pass
+        for folder in {group.parent for group in student_cgroups("-")}:  # shared: goes once empty
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
         os.chmod(ROOT / "labs", labs_mode)
         for folder, mode in opened.items():
             os.chmod(folder, mode)
         log.close()
+    # JupyterHub waited 30 s for each service that ignored SIGINT: 40-73 s (issue 30)
+    assert stopped < 15, f"the hub took {stopped:.0f} s to stop after SIGTERM"
+
+
+def student_cgroups(user: str) -> list[Path]:
+    """The student's group in each hierarchy, where the hub (a child of this process, in its
+    cgroups) makes them: under its own cgroup, CGROUP_PARENT/<user>."""
+    from operator_course.grader import cgroups
+
+    bases = [cgroups._v2_base()] if cgroups._v2_base() is not None else list((cgroups._v1_bases() or {}).values())
+    return [base / CGROUP_PARENT / user for base in bases]
+
+
+def server_pid(user: str) -> int:
+    """The pid of the student's JupyterLab server (python -m jupyterhub.singleuser, as them)."""
+    uid = pwd.getpwnam(user).pw_uid
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and proc.stat().st_uid == uid and \
+                    b"jupyterhub.singleuser" in (proc / "cmdline").read_bytes():
+                return int(proc.name)
+        except OSError:
+            continue
+    raise AssertionError(f"no server process of {user}")
 
 
 def let_students_run_python() -> dict[Path, int]:
@@ -281,6 +335,31 @@ def test_the_course_hub_from_roster_to_returned_feedback(hub):
         (stolen.status_code, stolen.url)
     # B deletes their copy: a missing submission
     assert runuser(b, "rm", f"{pwd.getpwnam(b).pw_dir}/labs/01_copy.ipynb").returncode == 0
+
+    # each server runs in its student's own cgroup (memory_gb for all their processes together)
+    if f"No cgroup for {a}" not in (hub["tmp"] / "hub.log").read_text():
+        for user in (a, b):
+            lines = Path(f"/proc/{server_pid(user)}/cgroup").read_text()
+            assert f"/{CGROUP_PARENT}/{user}\n" in lines, lines
+        groups = student_cgroups(a)
+        limit = next((g / name for g in groups for name in ("memory.max", "memory.limit_in_bytes")
+                      if (g / name).exists()), None)
+        assert limit is not None and int(limit.read_text()) == 6 << 30, groups
+    else:
+        print("hub test: no cgroups here (the hub log says why); per-process limits only")
+        groups = []
+    # B's server dies (-9): the hub notices within seconds (poll_interval), the student gets "start
+    # my server" instead of a 503, and B's group goes with whatever was left in it
+    os.kill(server_pid(b), signal.SIGKILL)
+    killed = time.monotonic()
+    while admin.get(f"{base}/hub/api/users/{b}", timeout=30).json()["servers"].get("", {}).get("ready"):
+        assert time.monotonic() - killed < 15, "the hub did not notice B's server died"
+        time.sleep(0.2)
+    times["B's killed server noticed after"] = time.monotonic() - killed
+    deadline = time.monotonic() + 10
+    while groups and any(group.exists() for group in student_cgroups(b)):
+        assert time.monotonic() < deadline, "B's cgroup outlived their server"
+        time.sleep(0.2)
 
     # collect, grade (sandboxed; the late rule), return
     config, tmp = hub["config"], hub["tmp"]

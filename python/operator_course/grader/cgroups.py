@@ -100,15 +100,18 @@ class Group:
         self.oom_killed = False
 
     @classmethod
-    def create(cls, label: str, budget: Budget) -> "Group":
-        name = f"{label}-{next(_names)}"
+    def create(cls, label: str, budget: Budget, *, parent: str = PARENT, reuse: bool = False) -> "Group":
+        """A new group ``label-N`` under ``parent``; with ``reuse``, the group named ``label`` itself,
+        taken over (its limits rewritten) if it is there already (the course hub's group per
+        student, which outlives a hub restart)."""
+        name = label if reuse else f"{label}-{next(_names)}"
         v2 = _v2_base()
         if v2 is not None:
-            parent = v2 / PARENT
-            parent.mkdir(exist_ok=True)
-            (parent / "cgroup.subtree_control").write_text("+memory +pids +cpu")
-            folder = parent / name
-            folder.mkdir()
+            top = v2 / parent
+            top.mkdir(exist_ok=True)
+            (top / "cgroup.subtree_control").write_text("+memory +pids +cpu")
+            folder = top / name
+            folder.mkdir(exist_ok=reuse)
             group = cls({"v2": folder}, True)
             group._write("v2", "memory.max", budget.memory_bytes)
             group._write("v2", "memory.swap.max", 0, optional=True)
@@ -120,9 +123,11 @@ class Group:
             raise OSError("no writable cgroup hierarchies (cgroups.available() says why)")
         folders = {}
         for c, base in bases.items():
-            folders[c] = base / PARENT / name
-            folders[c].mkdir(parents=True)
+            folders[c] = base / parent / name
+            folders[c].mkdir(parents=True, exist_ok=reuse)
         group = cls(folders, False)
+        if reuse:  # the swap limit may not fall below the memory limit: lift it while that changes
+            group._write("memory", "memory.memsw.limit_in_bytes", -1, optional=True)
         group._write("memory", "memory.limit_in_bytes", budget.memory_bytes)
         group._write("memory", "memory.memsw.limit_in_bytes", budget.memory_bytes, optional=True)  # no swap either
         group._write("pids", "pids.max", budget.processes)

@@ -3,6 +3,7 @@ from the folder the file lives in."""
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,8 +28,9 @@ class Course:
     proxy_api_port: int = 8001
     site_port: int = 8082
     idle_timeout: int = 3600
-    memory_gb: int = 8
-    processes: int = 512
+    memory_gb: int = 8          # per student: all their processes together (cgroup), and each one (RLIMIT_DATA)
+    processes: int = 512        # per student: processes and threads (cgroup pids, RLIMIT_NPROC)
+    cpus: float = field(default_factory=lambda: float(os.cpu_count() or 1))  # per student, cores (cgroup quota)
     students_per_gpu: int = 8
     due: dict[str, datetime] = field(default_factory=dict)
     late_rule: str = "flag"     # flag | deduct
@@ -39,6 +41,10 @@ class Course:
     @property
     def passwords(self) -> Path:
         return self.state / "passwords.txt"
+
+    @property
+    def hub_db(self) -> Path:
+        return self.state / "jupyterhub.sqlite"
 
 
 def load(path: Path) -> Course:
@@ -74,5 +80,6 @@ def load(path: Path) -> Course:
         proxy_api_port=int(hub.get("proxy_api_port", 8001)),
         site_port=int(hub.get("site_port", 8082)), idle_timeout=int(hub.get("idle_timeout", 3600)),
         memory_gb=int(hub.get("memory_gb", 8)), processes=int(hub.get("processes", 512)),
+        cpus=float(hub.get("cpus", os.cpu_count() or 1)),
         students_per_gpu=int(hub.get("students_per_gpu", 8)), due=due, late_rule=rule,
         late_per_day=float(late.get("per_day", 0.1)), late_max=float(late.get("max", 1.0)), cpu_verdicts=cpu_verdicts)

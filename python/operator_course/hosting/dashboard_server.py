@@ -58,7 +58,10 @@ def main(argv: list[str] | None = None) -> None:
     app.listen(url.port, url.hostname)
     import asyncio
 
-    asyncio.get_event_loop_policy().get_event_loop().run_forever()
+    try:
+        asyncio.get_event_loop_policy().get_event_loop().run_forever()
+    except KeyboardInterrupt:  # the hub stops its services with SIGINT
+        pass
 
 
 if __name__ == "__main__":

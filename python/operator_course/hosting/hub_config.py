@@ -1,9 +1,12 @@
 """The course's JupyterHub config, read by ``jupyterhub -f`` (``course serve`` starts it so):
 everything comes from course.toml, named by $OPRT_COURSE_CONFIG.
 
-PAM login for the roster's Unix users; each student's JupyterLab runs as them with the course
-venv's Python (its "python3" kernel imports the runtime and TileLang), under limits, with the
-handout copied in on first spawn (spawner.py), its kernels over IPC; services: the idle culler,
+PAM login for the roster's Unix users (only them: users the roster no longer names cannot log in,
+and serve drops them from the hub's database); each student's JupyterLab runs as them with the
+course venv's Python (its "python3" kernel imports the runtime and TileLang), in a cgroup of its
+own (memory, processes, CPU), with the handout copied in on first spawn (spawner.py), its kernels
+over IPC; a server that dies is noticed within poll_interval seconds. The students' servers outlive
+the hub (a restarted hub takes them over); services: the idle culler,
 the course site with the class leaderboard under it (/services/site/leaderboard/, public) and, where
 course.toml names admins, the instructor's dashboard (/services/dashboard/, admins only; port
 site_port + 1), which die with the hub (with_hub.py).
@@ -34,21 +37,33 @@ proxies = [folder / "node_modules" / ".bin" / "configurable-http-proxy"
 c.ConfigurableHTTPProxy.command = [next((str(p) for p in proxies if p.exists()), None)
                                    or shutil.which("configurable-http-proxy") or "configurable-http-proxy"]
 c.ConfigurableHTTPProxy.pid_file = str(course.state / "proxy.pid")
-c.JupyterHub.db_url = f"sqlite:///{course.state / 'jupyterhub.sqlite'}"
+c.JupyterHub.db_url = f"sqlite:///{course.hub_db}"
 c.JupyterHub.cookie_secret_file = str(course.state / "jupyterhub_cookie_secret")
 
 c.JupyterHub.authenticator_class = "pam"
 c.PAMAuthenticator.open_sessions = False  # no login sessions (systemd-logind) needed for a server
 c.Authenticator.allowed_users = set(roster)
 c.Authenticator.admin_users = set(course.admins)
+# only the roster (and admins) log in: not also every user the database still holds (JupyterHub's
+# default with allowed_users), so a student taken off the roster is out at the next start; serve
+# deletes such users from the database first (quietly), and any whose Unix account is gone too
+c.Authenticator.allow_existing_users = False
+c.Authenticator.delete_invalid_users = True
 
 c.JupyterHub.spawner_class = CourseSpawner
 c.Spawner.cmd = [sys.executable, "-m", "jupyterhub.singleuser"]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
+# a server that died (killed, out of memory) is noticed within seconds, not JupyterHub's 30: its
+# student then gets "start my server" instead of the proxy's 503 (poll: a signal 0 or waitpid)
+c.CourseSpawner.poll_interval = 5
+# SIGTERM (or ^C) stops the hub, its proxy and services in seconds and leaves the students' servers
+# running, their kernels' state too: the restarted hub takes them over (kill -9 of the hub does the same)
+c.JupyterHub.cleanup_servers = False
 c.CourseSpawner.memory_bytes = course.memory_gb << 30
 c.CourseSpawner.processes = course.processes
+c.CourseSpawner.cpus = course.cpus
 c.CourseSpawner.handout = str(course.handout)
 c.CourseSpawner.home_labs = course.home_labs
 c.CourseSpawner.site_note = (

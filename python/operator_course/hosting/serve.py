@@ -1,5 +1,6 @@
 """``course serve``: makes the students' accounts, hides the instructor's files from them,
-releases the handout, then becomes the JupyterHub (runs as root: PAM and per-user servers)."""
+releases the handout, drops from the hub's database the users the roster no longer names, then
+becomes the JupyterHub (runs as root: PAM and per-user servers)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,38 @@ def check_students_can_run_python() -> None:
                 "read (e.g. /srv/course): README, 'Hosting the course'.")
 
 
+def forget_removed_users(course: Course, keep: set[str]) -> list[str]:
+    """Deletes from the hub's database the users not in ``keep`` (the roster and admins), so the
+    hub neither counts them nor, where their Unix account is gone, logs an error for each on every
+    start (issue 30); their accounts and homes stay. One whose server still runs (the hub leaves
+    servers running when it stops) is kept and named: stop it at /hub/admin, then it goes at the
+    next start. Returns the names deleted."""
+    if not course.hub_db.exists():
+        return []
+    from jupyterhub import orm
+
+    try:
+        db = orm.new_session_factory(f"sqlite:///{course.hub_db}")()
+    except Exception as e:  # e.g. a database of another JupyterHub version: the hub says what to do
+        print(f"course serve: not checking the hub's users against the roster: {e}", file=sys.stderr)
+        return []
+    dropped = []
+    try:
+        for user in db.query(orm.User).all():
+            if user.name in keep:
+                continue
+            if any(spawner.server is not None for spawner in user._orm_spawners):
+                print(f"course serve: {user.name} is not in the roster but their server runs; stop it at /hub/admin",
+                      file=sys.stderr)
+                continue
+            db.delete(user)
+            dropped.append(user.name)
+        db.commit()
+    finally:
+        db.close()
+    return sorted(dropped)
+
+
 def prepare(course: Course) -> list[str]:
     if os.geteuid() != 0:
         raise SystemExit("course serve: run as root (PAM logins, one Unix user per student)")
@@ -61,6 +94,9 @@ def prepare(course: Course) -> list[str]:
     made = accounts.ensure(names, course.passwords)
     if made:
         print(f"made {len(made)} accounts; their passwords are in {course.passwords} (root only)")
+    dropped = forget_removed_users(course, {*names, *course.admins})
+    if dropped:
+        print(f"dropped {len(dropped)} users no longer in the roster from the hub's database: {', '.join(dropped)}")
     release(course.labs, course.handout, chapters="/services/site")  # the hub serves the site there
     for folder, bits in [(course.handout, 0o005), *((p, 0o001) for p in course.handout.parents)]:
         os.chmod(folder, os.stat(folder).st_mode | bits)  # students copy the handout from here

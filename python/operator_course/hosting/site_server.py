@@ -54,7 +54,10 @@ def main(argv: list[str] | None = None) -> None:
     Handler.prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/services/site/")
     Handler.mounts = args.mounts
     server = ThreadingHTTPServer((url.hostname, url.port), functools.partial(Handler, directory=args.folder))
-    server.serve_forever()
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:  # the hub stops its services with SIGINT
+        pass
 
 
 if __name__ == "__main__":

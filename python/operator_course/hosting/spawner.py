@@ -1,11 +1,20 @@
 """Each student's JupyterLab: a local process as their Unix user (JupyterHub's
-LocalProcessSpawner) with limits set before it starts, and the handout placed in their home on
-the first spawn.
+LocalProcessSpawner) in a control group of their own, with limits set before it starts, and the
+handout placed in their home on the first spawn.
 
-Limits (kernels and terminals inherit them): RLIMIT_NPROC, the student's processes and
-threads together (counted per uid), and RLIMIT_DATA, the memory each process may allocate (not
-RLIMIT_AS: CUDA reserves terabytes of address space). A cap on the sum over a student's
-processes needs cgroups (systemd's SystemdSpawner, or Kubernetes: python/operator_course/hosting/kubernetes/README.md).
+The control group (grader/cgroups.py's, the grader's sandboxes use the same: cgroup v2 where this
+hub may delegate memory, pids and cpu, else the v1 memory, pids and cpu hierarchies) counts all
+the student's processes together: memory (memory_bytes, no swap: past it the kernel's OOM killer
+ends the largest of them, usually a kernel, not the others' work), processes (pids) and CPU time
+(cpus cores per wall second; under contention each student's group weighs the same). The server
+joins it before exec, so kernels and terminals start inside; it is removed, with whatever is left
+in it (a kernel orphaned by a killed server), when the server stops. Where no cgroup can be made
+(not root, no writable hierarchy) the hub logs why and the per-process limits alone hold:
+RLIMIT_NPROC, the student's processes and threads together (counted per uid), and RLIMIT_DATA,
+the memory each process may allocate (not RLIMIT_AS: CUDA reserves terabytes of address space).
+
+Nothing here blocks the hub's event loop (issue 30: spawn bursts held /hub/spawn up to 10.9 s):
+the handout's copy, the notes, the runtime folder and the cgroup are made in worker threads.
 
 Kernels talk to their server over IPC (Unix sockets), not TCP: a TCP port is picked by binding
 port 0 and closing it, so two kernels started seconds apart could get the same one ("Address
@@ -14,6 +23,8 @@ folder, RUNTIME_ROOT/<name> (mode 0700, theirs; short, as a socket's path must b
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import os
 import pwd
 import resource
@@ -22,19 +33,27 @@ import stat
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
-from traitlets import Integer, Unicode
+from traitlets import Bool, Float, Integer, Unicode
 
-from .accounts import as_user
+from operator_course.grader import cgroups
+from . import accounts
 
 
 class CourseSpawner(LocalProcessSpawner):
-    memory_bytes = Integer(8 << 30, config=True, help="RLIMIT_DATA of each of the student's processes")
-    processes = Integer(512, config=True, help="RLIMIT_NPROC: the student's processes and threads")
+    memory_bytes = Integer(8 << 30, config=True,
+                           help="memory of all the student's processes together (cgroup), and RLIMIT_DATA of each")
+    processes = Integer(512, config=True, help="the student's processes and threads (cgroup pids, RLIMIT_NPROC)")
+    cpus = Float(float(os.cpu_count() or 1), config=True,
+                 help="CPU time per wall second of all the student's processes together, in cores (cgroup)")
+    use_cgroups = Bool(True, config=True, help="a control group per student (else only per-process limits)")
+    cgroup_parent = Unicode("oprt-course", config=True,
+                            help="the students' groups' folder, under the hub's own cgroup in each hierarchy")
     handout = Unicode("", config=True, help="folder of released (student) notebooks")
     home_labs = Unicode("labs", config=True, help="the handout's folder in the student's home")
     site_note = Unicode("", config=True, help="text of COURSE.md in the student's home")
     runtime_root = Unicode("/run/oprt-course", config=True,
                            help="parent of each student's JUPYTER_RUNTIME_DIR (kernels' IPC sockets)")
+    cgroup: cgroups.Group | None = None  # the student's group while their server runs
 
     @property
     def runtime_dir(self) -> str:
@@ -68,15 +87,65 @@ class CourseSpawner(LocalProcessSpawner):
         os.chown(self.runtime_dir, user.pw_uid, user.pw_gid)
         os.chmod(self.runtime_dir, 0o700)
 
+    def make_cgroup(self) -> cgroups.Group | None:
+        """The student's group (``cgroup_parent``/<name>; one left by an earlier server is taken
+        over), or None where none can be made. Blocking: start() calls it in a worker thread."""
+        if not self.use_cgroups:
+            return None
+        try:
+            return cgroups.Group.create(self.user.name, cgroups.Budget(self.memory_bytes, self.processes, self.cpus),
+                                        parent=self.cgroup_parent, reuse=True)
+        except OSError as e:
+            self.log.warning("No cgroup for %s (%s): only the per-process limits hold", self.user.name, e)
+            return None
+
+    async def remove_cgroup(self) -> None:
+        """Kills what is left in the student's group and removes it (once the server has stopped)."""
+        group, self.cgroup = self.cgroup, None
+        if group is not None:
+            await asyncio.to_thread(group.close)
+
     async def start(self):
-        self.make_runtime_dir()
-        return await super().start()
+        await asyncio.to_thread(self.make_runtime_dir)
+        self.cgroup = await asyncio.to_thread(self.make_cgroup)
+        try:
+            return await super().start()
+        except BaseException:
+            await self.remove_cgroup()
+            raise
+
+    async def stop(self, now=False):
+        await super().stop(now=now)
+        if await self.poll() is not None:  # gone (a zombie that never died keeps its group)
+            await self.remove_cgroup()
+
+    async def run_post_stop_hook(self):
+        # JupyterHub calls this after every stop, a server found dead by poll() (which does not call
+        # stop) included; cleared state is saved after it
+        await self.remove_cgroup()
+        result = super().run_post_stop_hook()
+        if inspect.isawaitable(result):
+            await result
+
+    def get_state(self):
+        state = super().get_state()
+        if self.cgroup is not None:  # a restarted hub removes the group when it finds the server stopped
+            state["cgroup"] = {"folders": {k: str(v) for k, v in self.cgroup.folders.items()}, "v2": self.cgroup.v2}
+        return state
+
+    def load_state(self, state):
+        super().load_state(state)
+        saved = state.get("cgroup")
+        if saved:
+            self.cgroup = cgroups.Group({k: Path(v) for k, v in saved["folders"].items()}, bool(saved["v2"]))
 
     def make_preexec_fn(self, name):
         become = super().make_preexec_fn(name)
-        data, nproc = self.memory_bytes, self.processes
+        data, nproc, group = self.memory_bytes, self.processes, self.cgroup
 
         def preexec():
+            if group is not None:
+                group.enter()  # the server and all it starts are the student's group's
             # set while still root: lowering is always allowed, and the limits are then the user's
             resource.setrlimit(resource.RLIMIT_DATA, (data, data))
             resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
@@ -85,19 +154,22 @@ class CourseSpawner(LocalProcessSpawner):
         return preexec
 
 
-def place_handout(spawner: CourseSpawner) -> None:
+async def place_handout(spawner: CourseSpawner) -> None:
     """pre_spawn_hook: copies the handout into ~/<home_labs>/ the first time (never over a
     student's work: cp -n, as the student), and writes ~/COURSE.md with the site's link and
-    ~/SUBMIT.md on validate and submit."""
-    name = spawner.user.name
-    if spawner.handout and Path(spawner.handout).is_dir():
-        as_user(name, ["mkdir", "-p", spawner.home_labs], check=True)
-        as_user(name, ["cp", "-rn", "--no-preserve=mode,ownership", f"{spawner.handout}/.", spawner.home_labs],
-                check=True)
-    if spawner.site_note:
-        as_user(name, ["sh", "-c", 'cat > COURSE.md'], input=spawner.site_note, text=True, check=True)
-    as_user(name, ["sh", "-c", 'cat > SUBMIT.md'], input=SUBMIT_NOTE.format(labs=spawner.home_labs), text=True,
-            check=True)
+    ~/SUBMIT.md on validate and submit. In a worker thread: the hub's event loop goes on serving
+    everyone else meanwhile (JupyterHub awaits the hook)."""
+    await asyncio.to_thread(_place_handout, spawner.user.name, spawner.handout, spawner.home_labs, spawner.site_note)
+
+
+def _place_handout(name: str, handout: str, home_labs: str, site_note: str) -> None:
+    if handout and Path(handout).is_dir():
+        accounts.as_user(name, ["mkdir", "-p", home_labs], check=True)
+        accounts.as_user(name, ["cp", "-rn", "--no-preserve=mode,ownership", f"{handout}/.", home_labs], check=True)
+    if site_note:
+        accounts.as_user(name, ["sh", "-c", 'cat > COURSE.md'], input=site_note, text=True, check=True)
+    accounts.as_user(name, ["sh", "-c", 'cat > SUBMIT.md'], input=SUBMIT_NOTE.format(labs=home_labs), text=True,
+                     check=True)
 
 
 SUBMIT_NOTE = """# Validating and submitting a lab

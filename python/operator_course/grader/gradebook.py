@@ -60,8 +60,9 @@ def read_rows(path: Path) -> list[Row]:
             reader = csv.DictReader(f)
             if reader.fieldnames not in (COLUMNS, COLUMNS[:7]):  # [:7]: a gradebook from before answers/graded_on
                 raise ValueError(f"{path} is not a gradebook of this grader (columns {reader.fieldnames})")
-            return [Row(r["student"], r["lab"], r["check"], r["status"], float(r["points"]), float(r["max"]),
-                        r["reason"], r.get("answers", ""), r.get("graded_on", "")) for r in reader]
+            return [Row(*(plain(r[c]) for c in ("student", "lab", "check", "status")), float(r["points"]),
+                        float(r["max"]), plain(r["reason"]), r.get("answers", ""), r.get("graded_on", ""))
+                    for r in reader]
     except (csv.Error, KeyError, TypeError) as e:
         raise ValueError(f"{path} cannot be read as a gradebook ({e}): move it aside to grade afresh") from None
 
@@ -111,6 +112,11 @@ def neutral(value):
     """A text cell no spreadsheet runs: a leading ' before what would start a formula (OWASP's
     CSV-injection advice); numbers stay numbers."""
     return "'" + value if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def plain(value: str) -> str:
+    """A cell as it was before ``neutral`` (the student-notes lab "-" was written "'-")"""
+    return value[1:] if value.startswith("'") and value[1:].startswith(FORMULA_STARTS) else value
 
 
 def write(out: Path, rows: list[Row], labs: list[str]) -> None:

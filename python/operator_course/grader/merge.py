@@ -198,10 +198,6 @@ def _graded_at(text) -> datetime:
     return datetime.strptime(str(text), "%Y-%m-%dT%H:%M:%S%z")
 
 
-def _unneutral(value: str) -> str:
-    return value[1:] if value.startswith("'") and value[1:].startswith(gradebook.FORMULA_STARTS) else value
-
-
 def _safe_component(name: str) -> bool:
     return bool(name) and name not in (".", "..") and "/" not in name and "\0" not in name
 
@@ -222,8 +218,6 @@ def read_part(path: Path, order: int) -> Part:
             manifest = {}
         else:
             raise MergeError(f"part {path} has no readable manifest.json ({e}): not a finished grading run") from None
-    for r in rows:  # names the grader writes never start with ': one there is gradebook.neutral's ('-: notes)
-        r.student, r.lab, r.check = (_unneutral(v) for v in (r.student, r.lab, r.check))
     part = Part(path, rows, manifest if isinstance(manifest, dict) else {}, read_timings(path), order)
     if order >= 0:
         try:

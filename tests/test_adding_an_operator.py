@@ -33,7 +33,7 @@ PATH = re.compile(r"`([\w./<>-]+(?:/|\.\w+))`")  # `ops/<name>/<name>.h`, `_toc.
 CONDITIONAL = {
     "ops/<name>/tilelang/<name>.py": lambda r: bool(r.signature.tilelang),  # SIGNATURE's tilelang=
     "ops/<name>/steps/": lambda r: r.has_steps,                             # the record's production=
-    "tests/bench/<name>.py": lambda r: r.kind == "matmul",                  # benchmark shapes (M, N, K)
+    "tests/bench/<name>.py": lambda r: r.kind in ("matmul", "attention"),   # shapes (M, N, K), (B, H, Sq, Sk, D)
 }
 # Files that name every operator of which only some apply.
 EVERY_ONLY_FOR = {"tests/runtime/test_tilelang_compile.py": lambda r: bool(r.signature.tilelang)}

@@ -59,7 +59,7 @@ class Limits:
     max_row: int = 1 << 22         # longest row (the reduced / normalised dim)
     small_elements: int = 1 << 16  # the small categories' largest tensor
     max_dim: int = 16384           # matmul's M, N and K
-    max_flops: int = 1 << 40       # matmul's 2 M N K (1.1 TFLOP)
+    max_flops: int = 1 << 40       # matmul's 2 M N K (1.1 TFLOP), attention's 4 B H Sq Sk D
 
     @property
     def half(self) -> int:
@@ -101,6 +101,9 @@ class SweepCase:
         if get(self.op).kind == "matmul":
             (m, k), (_, n) = (s.shape for s in self.inputs)
             text = f"{m}x{n}x{k}"
+        elif get(self.op).kind == "attention":  # (B, H, Sq, Sk, D), Hkv after a slash where it differs
+            (b, h, sq, d), (_, hkv, sk, _), _ = (s.shape for s in self.inputs)
+            text = f"{b}x{h}{f'/{hkv}' if hkv != h else ''}x{sq}x{sk}x{d}"
         else:
             shapes = ["x".join(map(str, s)) for s in self.shapes]
             text = " + ".join(shapes) if len(set(shapes)) > 1 else shapes[0]
@@ -108,7 +111,7 @@ class SweepCase:
         return text + ("" if dim == -1 else f" d{dim}")
 
 
-SIZE_MEASURE = {"rows": "row length", "elementwise": "elements", "matmul": "M*N*K"}
+SIZE_MEASURE = {"rows": "row length", "elementwise": "elements", "matmul": "M*N*K", "attention": "B*H*Sq*Sk*D"}
 
 
 # -- drawing --------------------------------------------------------------------------------------
@@ -299,7 +302,56 @@ MATMUL_CATEGORIES = (
     Category("small", "M, N, K of 1..256: launch cost dominates", _matmul(m=(1, 256), nk=(1, 256))),
 )
 
-CATEGORIES = {"rows": ROW_CATEGORIES, "elementwise": ELEMENTWISE_CATEGORIES, "matmul": MATMUL_CATEGORIES}
+
+def _attention(sq=(1, 8192), sk=None, groups=(1,), causal=False, heads=(1, 32), heads_dims=(64, 128),
+               small=False):
+    """query (B, H, Sq, D), key and value (B, H / group, Sk, D): B, the key heads, Sq and Sk (Sk = Sq when
+    ``sk`` is None) log-uniform, D and the group from their choices. Past the FLOP cap (4 B H Sq Sk D) or
+    the element cap (of the largest input) the largest of B, key heads, Sq and Sk is halved, then D."""
+    def draw(rng, dtype, lim, _):
+        cap = min(lim.small_elements, lim.max_elements) if small else lim.max_elements
+        group, d = rng.choice(groups), rng.choice(heads_dims)
+        b, hkv = log_int(rng, 1, 8), log_int(rng, heads[0], heads[1]) // group or 1
+        q_len = log_int(rng, *sq)
+        k_len = q_len if sk is None else log_int(rng, max(sk[0], q_len), sk[1])
+        # [value, floor]: Sk (where drawn apart from Sq) stays at least the Sq first drawn
+        dims = [[b, 1], [hkv, 1], [q_len, 1]] + ([[k_len, q_len]] if sk is not None else [])
+        while True:
+            b, hkv, q_len = (x for x, _ in dims[:3])
+            k_len = dims[3][0] if sk is not None else q_len
+            largest = max(b * hkv * group * q_len, b * hkv * k_len) * d
+            if 4 * b * hkv * group * q_len * k_len * d <= lim.max_flops and largest <= cap:
+                break
+            shrink = max((x for x in dims if x[0] > x[1]), key=lambda x: x[0], default=None)
+            if shrink is not None:
+                shrink[0] = max(shrink[1], shrink[0] // 2)
+            elif d > 1:
+                d //= 2
+            else:
+                return None
+        q = T((b, hkv * group, q_len, d))
+        kv = T((b, hkv, k_len, d))
+        attrs = {**({"is_causal": True} if causal else {}), **({"enable_gqa": True} if group > 1 else {})}
+        return (q, kv, kv), attrs, "contiguous", b * hkv * group * q_len * k_len * d
+    return draw
+
+
+ATTENTION_CATEGORIES = (
+    Category("prefill", "Sq = Sk log-uniform 1..8192, D 64 or 128 (halved under tight caps)", _attention(),
+             inputs=(3,)),
+    Category("causal", "prefill with is_causal", _attention(causal=True), inputs=(3,)),
+    Category("decode", "Sq of 1..16 against Sk of 256..65536 (a KV cache)", _attention((1, 16), (256, 65536)),
+             inputs=(3,)),
+    Category("gqa", "grouped-query heads (2, 4 or 8 per key head), decode and prefill",
+             _attention((1, 4096), (1, 16384), groups=(2, 4, 8), heads=(8, 64)), inputs=(3,)),
+    Category("odd-head-dim", "head dims other than 64 and 128 (8..240, halved under tight caps), Sq <= Sk",
+             _attention((1, 2048), (1, 4096), heads_dims=(8, 40, 72, 80, 96, 160, 200, 240)), inputs=(3,)),
+    Category("small", "at most 2^16 elements a tensor: launch cost dominates",
+             _attention((1, 64), (1, 256), heads=(1, 8), heads_dims=(16, 32, 64), small=True), inputs=(3,)),
+)
+
+CATEGORIES = {"rows": ROW_CATEGORIES, "elementwise": ELEMENTWISE_CATEGORIES, "matmul": MATMUL_CATEGORIES,
+              "attention": ATTENTION_CATEGORIES}
 
 
 def categories(op: str) -> tuple[Category, ...]:
@@ -367,7 +419,7 @@ def _head(backend: str, case: SweepCase) -> str:
 def row_line(r: dict) -> str:
     """A table line of a JSON row (SweepResult.to_json())."""
     compiled = f"{r['torch_compile_ms']:10.4f}" if r["torch_compile_ms"] else f"{'-':>10}"
-    if get(r["op"]).kind == "matmul":
+    if get(r["op"]).kind in ("matmul", "attention"):
         peak = f" {100 * r['peak_fraction']:.0f}%pk" if r.get("peak_fraction") else ""
         throughput = f"{r['tflops']:.2f} TFLOP/s{peak}"
     else:

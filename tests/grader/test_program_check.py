@@ -34,6 +34,7 @@ from operator_course.lab import kernels
 from operator_course.grader import program_check  # noqa: E402
 from operator_course.lab.judge import judge, lab_cases  # noqa: E402
 from operator_course.grader.notebook import lab_meta, read  # noqa: E402
+from operator_runtime_testing.operators import OPERATORS  # noqa: E402
 from operator_course.grader.program_check import (GLOBAL_SYMBOL, ProgramRefused, check_generated_source, check_program,
                                                   compile_checked, load_program)
 
@@ -82,6 +83,8 @@ def chapter_programs(path: Path) -> list[tuple[str, object]]:
             for gpu in (True, False):
                 out.append((f"{dtype},{gpu}", lambda d=dtype, g=gpu: module.program(d, g)))
         return out
+    record = OPERATORS.get(path.parent.parent.name)  # ops/<op>/tilelang/<file>.py
+    gpu_dtypes = {TL_DTYPES[d] for d in record.tilelang_dtypes[0]} if record and record.tilelang_dtypes else None
     for name, factory in vars(module).items():
         if not (name.endswith("_program") and inspect.isfunction(factory) and factory.__module__ == module.__name__):
             continue
@@ -90,6 +93,8 @@ def chapter_programs(path: Path) -> list[tuple[str, object]]:
             for gpu in (True, False):
                 if not gpu and name.endswith("_columns_program"):
                     continue  # GPU kernels: they refuse the C target themselves
+                if gpu and gpu_dtypes is not None and dtype not in gpu_dtypes:
+                    continue  # the GPU program refuses this dtype, as the runtime does (the record's tilelang_dtypes)
                 kw = {"in_dtype": dtype, "out_dtype": dtype} if "in_dtype" in params else {"dtype": dtype}
                 kw["gpu"] = gpu
                 if "rank" in params:

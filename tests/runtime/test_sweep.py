@@ -85,6 +85,22 @@ def violations(case, lim: Limits) -> list[str]:
         need(cat != "non-pow2-kn" or all(x % 8 == 0 and x & (x - 1) for x in (n, k)),
              "non-pow2-kn: N, K multiples of 8, not powers of two")
         return bad
+    if OPERATORS[case.op].kind == "attention":  # query (B, H, Sq, D), key and value (B, Hkv, Sk, D)
+        (b, h, sq, d), (b2, hkv, sk, d2), (b3, hkv3, sk3, dv) = (s.shape for s in specs)
+        need((b, hkv, sk, d) == (b2, hkv, sk, d2) == (b3, hkv3, sk3, dv), "key and value fit query")
+        need(min(b, h, hkv, sq, sk, d) >= 1, "no empty dim")
+        need(h % hkv == 0 and (h != hkv) == bool(case.attrs.get("enable_gqa")), "enable_gqa where heads are grouped")
+        need(4 * b * h * sq * sk * d <= lim.max_flops, "FLOPs under the cap")
+        cap = min(lim.small_elements, lim.max_elements) if cat == "small" else lim.max_elements
+        need(max(math.prod(s.shape) for s in specs) <= cap, "elements under the cap")
+        need(case.size == b * h * sq * sk * d, "size is B*H*Sq*Sk*D")
+        need(all(s.layout == "contiguous" for s in specs), "contiguous")
+        need(bool(case.attrs.get("is_causal")) == (cat == "causal"), "causal in its category")
+        need(cat not in ("prefill", "causal") or (sq == sk and d <= 128), "prefill: Sq = Sk, D <= 128")
+        need(cat != "decode" or (sq <= 16 and sk >= sq), "decode: Sq <= 16 against Sk >= Sq")
+        need(cat != "gqa" or h > hkv, "gqa: heads grouped")
+        need(cat != "odd-head-dim" or (d not in (64, 128) and sk >= sq), "odd-head-dim: not 64 or 128, Sk >= Sq")
+        return bad
     first = specs[0].shape
     total = math.prod(first)
     need(total <= lim.max_elements, "elements under the cap")

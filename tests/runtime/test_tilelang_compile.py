@@ -29,7 +29,10 @@ def strategy_variants(op: str) -> list[tuple]:
 PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
             + [("vector_add", (d,), ()) for d in DTYPES]
             + strategy_variants("reduce_sum") + strategy_variants("softmax")
-            + [("matmul", (d,), v) for d in ("float16", "bfloat16") for v in tilelang_backend.kernels("matmul").GPU_VARIANTS])
+            + [("matmul", (d,), v) for d in ("float16", "bfloat16") for v in tilelang_backend.kernels("matmul").GPU_VARIANTS]
+            # (rank, D tile, Dv tile): f16/bf16 only (T.gemm), every head-dim tile
+            + [("scaled_dot_product_attention", (("float16", "bfloat16")[i % 2],), v)
+               for i, v in enumerate(tilelang_backend.kernels("scaled_dot_product_attention").GPU_VARIANTS)])
 # the strided kernels (any dim, strides, broadcasting): every op in rank 3, dtypes rotating; rank 8
 # differs only in the unrolled offsets, so one op
 STRIDED_PROGRAMS = [("copy", ("bfloat16", "float32"), ("strided", 3)), ("vector_add", ("float16",), ("strided", 3)),

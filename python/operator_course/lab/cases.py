@@ -55,15 +55,24 @@ def flops(op: str, shape: tuple) -> int | None:
 # 2 a whole row -inf (masked: torch's result is NaN), 3 ordinary values, 4 every value below -88
 # (exp(x - m) underflows to 0 unless m is the row's true max: a max started at 0, or a tile padded
 # with 0 instead of the lowest float, gives 0 / 0), 5 -inf but for one value below -88 (the same,
-# where only one lane of one tile holds a value). Scale per dtype stays inside its range.
+# where only one lane of one tile holds a value). Scale per dtype stays inside its range. Other kinds:
+# LARGE_INPUTS below.
 SPECIAL = {op: r.special_shape for op, r in OPERATORS.items() if r.special_shape}
 LARGE = {torch.float32: 1e4, torch.float16: 150.0, torch.bfloat16: 1e4}
 BELOW = 200.0  # rows 4 and 5 lie this far below 0: exp of any of them underflows float32
 
 
+# Other kinds' special input (attention's): every input of special_shape drawn this large, so that
+# products of them (attention's scores, ~ 900 here) overflow exp in float32 without the max trick.
+LARGE_INPUTS = {torch.float32: 30.0, torch.float16: 30.0, torch.bfloat16: 30.0}
+
+
 def special_inputs(op: str, dtype: torch.dtype, generator: torch.Generator) -> list[torch.Tensor] | None:
     if op not in SPECIAL:
         return None
+    if get(op).kind != "rows":
+        return [(torch.randn(s, generator=generator) * LARGE_INPUTS[dtype]).to(dtype)
+                for s in input_shapes(op, SPECIAL[op])]
     x = torch.randn(SPECIAL[op], generator=generator)
     x[0] *= LARGE[dtype]
     x[1, ::3] = float("-inf")

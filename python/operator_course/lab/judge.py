@@ -267,6 +267,7 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     first_bad = int(flat.nonzero()[0])
     same_shape_f32 = any(p.shape == case.shape and p.dtype == torch.float32 for p in passed)
     shift = _shift(g.flatten(), w.flatten(), bound.flatten())
+    large = special and not record.special_rows and "special" in hint  # a kind whose special input is all large values
     if record.kind == "matmul":
         lines += _matmul_hints(g, w, wrong, case, hint, list(passed), same_shape_f32)
     elif case.dtype != torch.float32 and same_shape_f32 and record.kind == "rows":  # row ops accumulate in f32
@@ -282,7 +283,9 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
         else:
             which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
             lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
-    elif count == w.numel():
+    elif w.dim() >= 3 and w.shape[-2] > 1 and _positions_hint(wrong, hint):  # batched matrices (attention)
+        lines.append(_positions_hint(wrong, hint))
+    elif count == w.numel() and not large:  # on the special input of large values its own hint says more
         sums = record.kind == "rows" and w.shape != case.shape and bool(g.isfinite().all())
         lines.append("Every element is wrong. Hint: " + hint["every_sum" if sums else "every"] + ".")
         longest = max((p.shape[-1] for p in passed if len(p.shape) == 2 and p.shape[0]), default=0)
@@ -293,6 +296,8 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
                      f"of {rows.shape[0]}.")
     if special:
         lines += [f"Row {r}: {record.special_rows[r]}." for r in bad_rows if r in record.special_rows]
+        if large and not any("Hint:" in line for line in lines):  # no other hint said why
+            lines.append("This input holds large values. Hint: " + hint["special"] + ".")
     elif "row_sums" in hint and w.dim() == 2:
         lines += _row_sums(g, w, hint["row_sums"])
     shown = flat.nonzero().flatten()[:5].tolist()
@@ -301,6 +306,22 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     if passed:
         lines.append("Smaller inputs passed: " + ", ".join(str(p) for p in passed[-4:]) + ".")
     return "\n".join(lines), wrong
+
+
+def _positions_hint(wrong: torch.Tensor, hint: dict) -> str | None:
+    """Batched matrices (..., rows, columns), attention's output: where the wrong rows lie along the
+    rows of each matrix. Only rows from some position on ("late_rows": the first rows, say those of
+    one tile of keys, are right) or every row but the last ("early_rows": the last row, which sees
+    every key, is right); the operator's own hint for either, or None."""
+    positions = wrong.any(-1).reshape(-1, wrong.shape[-2]).any(0)  # wrong in some matrix, per row position
+    if not bool(positions.any()):
+        return None
+    first = int(positions.nonzero()[0])
+    if first > 0 and "late_rows" in hint:
+        return f"Rows 0..{first - 1} of every matrix are right, later rows wrong. Hint: " + hint["late_rows"] + "."
+    if first == 0 and not bool(positions[-1]) and "early_rows" in hint:
+        return "Every row is wrong in some matrix but the last. Hint: " + hint["early_rows"] + "."
+    return None
 
 
 def _matmul_hints(g: torch.Tensor, w: torch.Tensor, wrong: torch.Tensor, case: Case, hint: dict,

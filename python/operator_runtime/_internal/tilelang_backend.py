@@ -7,6 +7,7 @@ shape never recompiles. Every case maps onto one of two kernels per operator (_l
 the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
 strides and broadcasting, passed to the kernel as sizes and strides); on the GPU, reduce_sum
 and softmax over a dim that is not innermost of a contiguous input have a third (columns_program).
+Attention has one program for every layout (sizes and strides as scalars: _attention_layout).
 bfloat16 on the C target is passed as its bits (tilelang_prims.py). The tensors stay on their
 device: nothing falls back to torch or another backend. What no kernel expresses is refused
 with UnsupportedError naming the case.
@@ -32,8 +33,9 @@ from .signature import OpSignature
 
 TL_DTYPES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 # How an operator maps onto its kernels is its signature's ``tilelang`` (operator_runtime/ops/<op>.py):
-# "elementwise", "rows" (one dim: rows of the innermost, or strided) or "tiles" (matmul), handed in
-# with the signature. The program factories of ops/<op>/tilelang/<op>.py, by name:
+# "elementwise", "rows" (one dim: rows of the innermost, or strided), "tiles" (matmul) or "attention"
+# (query, key, value: one program over any strides), handed in with the signature. The program
+# factories of ops/<op>/tilelang/<op>.py, by name:
 
 
 def contiguous_program(op: str) -> str:
@@ -140,6 +142,8 @@ def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.T
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
     if signature.tilelang == "tiles":  # matmul's one program over contiguous operands
         _refuse_matmul(out, *inputs.values())
+    if signature.tilelang == "attention":
+        _refuse_attention(op, out, *inputs.values())
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
@@ -170,20 +174,43 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
                                f"would round to tf32); the nvidia backend runs float32")
 
 
+def _refuse_attention(op: str, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+    """What ops/<op>/tilelang/<op>.py expresses (any strides, sizes and batch dims): on a GPU f16/bf16 (its
+    T.gemm would round float32 to tf32) with head dims up to its largest compiled tile; on the CPU (its C
+    kernel walks a row element by element) f32, f16 and bf16 with head dims up to its local arrays."""
+    module = kernels(op)
+    d, dv = query.shape[-1], value.shape[-1]
+    if out.device.type == "cpu":
+        if max(d, dv) > module.MAX_HEAD_DIM_CPU:
+            raise UnsupportedError(f"{op}: the tilelang CPU kernel takes head dims up to {module.MAX_HEAD_DIM_CPU} "
+                                   f"(D={d}, Dv={dv}); the cpu backend runs any")
+        return
+    if max(d, dv) > module.HEAD_TILES[-1]:
+        raise UnsupportedError(f"{op}: the tilelang GPU kernel takes {module.GPU_HEAD_DIMS} (D={d}, Dv={dv}); "
+                               f"the nvidia backend runs larger ones")
+    if out.dtype not in (torch.float16, torch.bfloat16):
+        raise UnsupportedError(f"{op}: the tilelang backend multiplies float16 and bfloat16 on a GPU (T.gemm on "
+                               f"{out.dtype} would round to tf32); the nvidia backend runs float32")
+    if -(-query.shape[-2] // module.BLOCK_M) > 65535:  # the query tiles are the grid's y
+        raise UnsupportedError(f"{op}: the tilelang GPU kernel takes up to {65535 * module.BLOCK_M} queries "
+                               f"(Sq={query.shape[-2]})")
+
+
 @dataclass
 class Layout:
     """How one call maps onto a kernel: which program, and what its parameters get.
 
     The kernel's parameters are the tensors (inputs, then out) as buffers of ``shapes`` (the
     shapes only fix the dynamic sizes; each buffer is passed as its tensor's data pointer),
-    then, for a strided program, the int64 tensor ``meta`` (sizes and strides) and ``scalars``.
+    then, for a strided program, the int64 tensor ``meta`` (sizes and strides) and ``scalars``
+    (int64, or float32 where a float is given: attention's scale).
     """
 
     program: str
     extra: tuple                     # program arguments after (dtypes..., gpu)
     shapes: list[tuple[int, ...]]
     meta: list[int] | None = None
-    scalars: tuple[int, ...] = ()
+    scalars: tuple[int | float, ...] = ()
 
 
 def _numel(shape) -> int:
@@ -241,6 +268,8 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
     op, how = signature.name, signature.tilelang
     if how == "rows":
         return _row_layout(signature, out, inputs[0], attrs, gpu)
+    if how == "attention":
+        return _attention_layout(op, out, *inputs, attrs, gpu)
     if how == "tiles":  # matmul: (batch, M, K) @ (batch, K, N) -> (batch, M, N); tiles by out's shape
         shapes = [tuple(t.shape) if t.dim() == 3 else (1, *t.shape) for t in (*inputs, out)]
         extra = tuple(kernels(op).gpu_strategy(out.shape[-2], out.shape[-1])) if gpu else ()  # one CPU kernel
@@ -251,6 +280,28 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
     expanded = [t.expand(out.shape) for t in inputs] + [out]
     rank, meta = _strided_meta(out.shape, [t.stride() for t in expanded])
     return Layout(strided_program(op), (rank,), [(_extent(t),) for t in expanded], meta, (out.numel(),))
+
+
+def _attention_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, attrs: tuple,
+                      gpu: bool) -> Layout:
+    """Attention's one program (ops/<op>/tilelang/<op>.py): query, key, value and out as flat buffers; the
+    batch dims (all but the last three) coalesced into meta; the sizes, is_causal, every operand's strides
+    over heads (0 for a 2-d operand), sequence and features, and the scale as scalars. attrs: the C
+    attributes (is_causal, scale, enable_gqa)."""
+    causal, scale, _ = attrs
+    tensors = (q, k, v, out)
+    lead = max(q.dim() - 3, 0)
+    rank, meta = _strided_meta(q.shape[:lead], [t.stride()[:lead] for t in tensors])
+    heads, kv_heads = (q.shape[-3], k.shape[-3]) if q.dim() > 2 else (1, 1)
+    inner = []
+    for t in tensors:
+        inner += [t.stride(-3) if t.dim() > 2 else 0, t.stride(-2), t.stride(-1)]
+    d, dv = q.shape[-1], v.shape[-1]
+    scalars = (_numel(q.shape[:lead]), heads, heads // kv_heads if kv_heads else 1, q.shape[-2], k.shape[-2], d, dv,
+               int(causal), *inner, float(scale))
+    module = kernels(op)
+    extra = (rank, module.head_tile(d), module.head_tile(dv)) if gpu else (rank,)
+    return Layout(contiguous_program(op), extra, [(_extent(t),) for t in tensors], meta, scalars)
 
 
 def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
@@ -308,7 +359,7 @@ class KernelPlan:
             sizes.append(width(layout.shapes[tensor][dim]))
         self.meta = None if layout.meta is None else torch.tensor(layout.meta, dtype=torch.int64, device=device)
         self._tail = ([ctypes.c_void_p(self.meta.data_ptr())] if self.meta is not None else []) + \
-            [ctypes.c_int64(v) for v in layout.scalars] + sizes
+            [ctypes.c_float(v) if isinstance(v, float) else ctypes.c_int64(v) for v in layout.scalars] + sizes
         # The same host function through a prototype of our own: with argument types declared,
         # ctypes converts the pointers (plain ints) in C, where building a c_void_p per pointer
         # in Python cost more than the call itself; TileLang's own handle stays untouched.

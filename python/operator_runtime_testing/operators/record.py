@@ -9,7 +9,8 @@ tests and benchmarks use it as it is, the labs through ``lab_attrs`` (a lab's ca
 of a row op). Only the test cases themselves are ``tests/cases/<op>.py`` (the OpInfo table).
 
 Shapes here follow the labs' convention: element-wise ops take 1-d lengths, row ops
-(rows, row_len) reduced or normalised over the last dim, matmul (M, N, K) with A (M, K) and B (K, N).
+(rows, row_len) reduced or normalised over the last dim, matmul (M, N, K) with A (M, K) and B (K, N),
+attention (B, H, S, D) with query, key, value and out all (B, H, S, D).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from typing import Callable
 
 import torch
 
-KINDS = ("elementwise", "rows", "matmul")  # how a lab or step kernel sees its tensors
+# how a lab or step kernel sees its tensors; "attention": query, key and value (B, H, S, D), out the same
+KINDS = ("elementwise", "rows", "matmul", "attention")
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,9 @@ class Operator:
     # the lab judge's words for this operator's own mistakes (lab/judge.py, beside its generic ones):
     # situation -> {language: hint}. Situations the judge knows: "unwritten" (outputs left NaN),
     # "empty_rows" (rows of length 0), "row_sums" (rows that must sum to 1 do not); a matmul kind's
-    # "precision", "edge_tile", "k_tail", "k_zero" (lab/judge._matmul_hints)
+    # "precision", "edge_tile", "k_tail", "k_zero" (lab/judge._matmul_hints); for batched matrices
+    # (attention) "late_rows", "early_rows" (lab/judge._positions_hint) and "special" (its special input
+    # of large values: lab/cases.LARGE_INPUTS)
     hints: dict = field(default_factory=dict)
     special_rows: dict = field(default_factory=dict)  # special_shape's rows: row -> what a wrong one says
 

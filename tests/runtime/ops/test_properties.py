@@ -109,3 +109,22 @@ def test_matmul_any_layout(data, backend, device):
     a = _any_layout(data.draw, shape_a, dtype, seed).to(device)
     b = _any_layout(data.draw, shape_b, dtype, seed + 1).to(device)
     check("matmul", ort.matmul(a, b, backend=backend), a, b)
+
+
+@SETTINGS
+@given(data=st.data())
+def test_scaled_dot_product_attention_any_layout(data, backend, device):
+    """Random batch (0 included), heads in groups (enable_gqa), Sq and Sk across a 64-row tile (0
+    included), head dims (0 included) with Dv != D, causal, scale; each operand in any layout."""
+    b, kv_heads, group = data.draw(st.integers(0, 2)), data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    sq, sk = data.draw(st.integers(0, 70)), data.draw(st.integers(0, 70))
+    d, dv = data.draw(st.integers(0, 20)), data.draw(st.integers(1, 20))
+    attrs = {"is_causal": data.draw(st.booleans()), "scale": data.draw(st.sampled_from([None, 0.5, -1.5])),
+             "enable_gqa": group > 1 or data.draw(st.booleans())}
+    dtype = data.draw(st.sampled_from(DTYPES))
+    seed = data.draw(st.integers(0, 2**31))
+    q = _any_layout(data.draw, (b, kv_heads * group, sq, d), dtype, seed).to(device)
+    k = _any_layout(data.draw, (b, kv_heads, sk, d), dtype, seed + 1).to(device)
+    v = _any_layout(data.draw, (b, kv_heads, sk, dv), dtype, seed + 2).to(device)
+    check("scaled_dot_product_attention", ort.scaled_dot_product_attention(q, k, v, **attrs, backend=backend),
+          q, k, v, **attrs)

@@ -1,0 +1,218 @@
+// scaled_dot_product_attention on NVIDIA GPUs: a FlashAttention-2-style forward on CUDA cores.
+//
+// UNMEASURED: written and compiled (sm_80, sm_90) on a machine without a GPU; neither run nor timed.
+// It is the simple, obviously correct form, a baseline for the tensor-core kernels to come:
+// - One block per (batch * head, tile of BM = 64 query rows), 256 threads: 4 threads per query
+//   row. The block stages its query tile in shared memory (f32) once, then walks the keys in
+//   tiles of BN = 32: each key and value tile is converted to f32 into shared memory by the whole
+//   block (any strides, 64-bit offsets, zeros past Sk), then each thread computes the scores of
+//   8 of its row's 32 keys (dot products over D from shared memory), the row's 4 threads combine
+//   max and sum by warp shuffles, and each thread updates its slice of the row's output
+//   accumulator (Dv / 4 values in registers, f32) with the online softmax: the running max m and
+//   sum l, the accumulator rescaled by exp(m_old - m_new) once per tile. The result is acc / l,
+//   rounded once to out's dtype.
+// - Causal (torch's top-left mask: row i sees keys 0..i): a tile stops at the keys its last row
+//   sees (later key tiles are skipped), and scores a row does not see are -inf. Every row sees
+//   key 0, so l > 0; Sk = 0 writes torch's zeros. Rows past Sq (the last tile's tail) compute on
+//   zeros and are not stored.
+// - GQA: query head h reads key/value head h / (H / Hkv).
+// - Shared memory rows are padded by one float (conflict-free column walks); D is limited by the
+//   device's shared memory per block (D = Dv = 128: 73 KiB, 256: 137 KiB), Dv by the registers
+//   (<= 256). Larger head dims are refused at create (OPRT_STATUS_NOT_SUPPORTED).
+#include <cmath>
+#include <cstdint>
+
+#include "cuda_launch.cuh"
+#include "scaled_dot_product_attention_descriptor.h"
+
+using namespace oprt;
+
+namespace {
+constexpr int BM = 64, BN = 32, THREADS = 256, LANES = THREADS / BM;  // LANES threads per query row
+constexpr int KEYS_PER_LANE = BN / LANES;
+constexpr int64_t kMaxDv = 256;
+static_assert(LANES == 4 && BN % LANES == 0, "a row's threads are 4 adjacent lanes of one warp");
+
+size_t smem_bytes(const AttentionPlan& p) {
+  const int64_t dp = p.d + 1, dvp = p.dv + 1;
+  return static_cast<size_t>(BM * dp + BN * dp + BN * dvp + BM * (BN + 1)) * sizeof(float);
+}
+
+int max_smem_optin() {
+  int device = 0, bytes = 0;
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+             "cudaDeviceGetAttribute (shared memory per block)");
+  return bytes;
+}
+}  // namespace
+
+namespace oprt {
+size_t scaled_dot_product_attention_workspace_bytes(AttentionDescriptor& d) {
+  const AttentionPlan& p = d.plan;
+  if (p.empty() || p.sk == 0) return 0;
+  if (p.dv > kMaxDv)
+    fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: the nvidia kernel keeps value's last dim in "
+         "registers, up to ", kMaxDv, "; value has ", p.dv);
+  const size_t need = smem_bytes(p), have = static_cast<size_t>(max_smem_optin());
+  if (need > have)
+    fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: head dims D=", p.d, ", Dv=", p.dv, " need ", need,
+         " bytes of shared memory per block; this GPU has ", have);
+  const int64_t blocks = p.batch * p.heads * ((p.sq + BM - 1) / BM);
+  if (blocks > INT32_MAX)
+    fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: ", blocks, " query tiles exceed one grid");
+  return 0;
+}
+}  // namespace oprt
+
+namespace {
+
+template <class T, int DV_MAX>
+__global__ void __launch_bounds__(THREADS) attention_kernel(const T* __restrict__ q, const T* __restrict__ k,
+                                                           const T* __restrict__ v, T* __restrict__ out,
+                                                           const AttentionPlan p, const int64_t q_tiles) {
+  extern __shared__ float smem[];
+  const int64_t d = p.d, dv = p.dv, dp = d + 1, dvp = dv + 1;
+  float* qs = smem;          // [BM][d + 1]
+  float* ks = qs + BM * dp;  // [BN][d + 1]
+  float* vs = ks + BN * dp;  // [BN][dv + 1]
+  float* ps = vs + BN * dvp; // [BM][BN + 1]: the tile's probabilities
+
+  // Longest causal tiles first: the last query tile of each (batch, head) has the most keys.
+  const int64_t bh = blockIdx.x / q_tiles, tile = q_tiles - 1 - blockIdx.x % q_tiles;
+  const int64_t z = bh / p.heads, h = bh % p.heads, kv_head = h / p.group;
+  int64_t qo, ko, vo, oo;
+  p.batch_offsets(z, qo, ko, vo, oo);
+  const T* qh = q + qo + h * p.q.head;
+  const T* kh = k + ko + kv_head * p.k.head;
+  const T* vh = v + vo + kv_head * p.v.head;
+  const int64_t i0 = tile * BM;
+  const int tid = threadIdx.x, r = tid / LANES, lane = tid % LANES;
+  const int64_t row = i0 + r;
+
+  for (int64_t e = tid; e < BM * d; e += THREADS) {
+    const int64_t rr = e / d, c = e % d;
+    qs[rr * dp + c] = i0 + rr < p.sq ? to_float(qh[(i0 + rr) * p.q.seq + c * p.q.dim]) : 0.f;
+  }
+  float acc[DV_MAX / LANES];
+#pragma unroll
+  for (int i = 0; i < DV_MAX / LANES; ++i) acc[i] = 0.f;
+  float m = -INFINITY, l = 0.f;
+  const int64_t row_keys = row < p.sq ? p.key_end(row) : 0;                  // keys this row sees
+  const int64_t keys = p.key_end((i0 + BM < p.sq ? i0 + BM : p.sq) - 1);     // ... the tile's last row
+
+  for (int64_t j0 = 0; j0 < keys; j0 += BN) {
+    __syncthreads();  // the previous tile's ks, vs and ps are read (and qs is written, the first time)
+    for (int64_t e = tid; e < BN * d; e += THREADS) {
+      const int64_t j = e / d, c = e % d;
+      ks[j * dp + c] = j0 + j < keys ? to_float(kh[(j0 + j) * p.k.seq + c * p.k.dim]) : 0.f;
+    }
+    for (int64_t e = tid; e < BN * dv; e += THREADS) {
+      const int64_t j = e / dv, c = e % dv;
+      vs[j * dvp + c] = j0 + j < keys ? to_float(vh[(j0 + j) * p.v.seq + c * p.v.dim]) : 0.f;
+    }
+    __syncthreads();
+
+    // This thread's keys of the tile: lane, lane + 4, ..., their scores -inf where the row does not see them.
+    float s[KEYS_PER_LANE];
+    float tile_max = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < KEYS_PER_LANE; ++t) {
+      const int j = lane + LANES * t;
+      const float* qr = qs + r * dp;
+      const float* kr = ks + j * dp;
+      float dot = 0.f;
+      for (int64_t c = 0; c < d; ++c) dot = fmaf(qr[c], kr[c], dot);
+      s[t] = j0 + j < row_keys ? dot * p.scale : -INFINITY;
+      tile_max = fmaxf(tile_max, s[t]);
+    }
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
+    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 2));
+    const float m_new = fmaxf(m, tile_max);
+    // m_new = -inf: the row has seen no key yet (causal, or a row past Sq): nothing to add or rescale
+    const bool none = m_new == -INFINITY;
+    const float correction = none ? 1.f : expf(m - m_new);  // expf(-inf) = 0 at the row's first keys
+    float sum = 0.f;
+#pragma unroll
+    for (int t = 0; t < KEYS_PER_LANE; ++t) {
+      const float pr = none ? 0.f : expf(s[t] - m_new);
+      ps[r * (BN + 1) + lane + LANES * t] = pr;
+      sum += pr;
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    l = l * correction + sum;
+    m = m_new;
+    __syncwarp();  // the row's probabilities, written by its 4 lanes, are read by all 4
+    const float* pr = ps + r * (BN + 1);
+#pragma unroll
+    for (int i = 0; i < DV_MAX / LANES; ++i) {
+      const int64_t e = lane + LANES * i;
+      if (e < dv) {
+        float a = acc[i] * correction;
+        for (int j = 0; j < BN; ++j) a = fmaf(pr[j], vs[j * dvp + e], a);
+        acc[i] = a;
+      }
+    }
+  }
+  if (row >= p.sq) return;
+  T* orow = out + oo + h * p.o.head + row * p.o.seq;
+#pragma unroll
+  for (int i = 0; i < DV_MAX / LANES; ++i) {
+    const int64_t e = lane + LANES * i;
+    if (e < dv) orow[e * p.o.dim] = from_float<T>(acc[i] / l);
+  }
+}
+
+// Sk = 0: every row is a softmax over no keys; torch returns zeros there.
+template <class T>
+__global__ void zeros_kernel(T* out, const AttentionPlan p, const int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = i % p.dv, row = i / p.dv % p.sq, h = i / p.dv / p.sq % p.heads, z = i / p.dv / p.sq / p.heads;
+    int64_t qo, ko, vo, oo;
+    p.batch_offsets(z, qo, ko, vo, oo);
+    out[oo + h * p.o.head + row * p.o.seq + e * p.o.dim] = from_float<T>(0.f);
+  }
+}
+
+template <class T, int DV_MAX>
+void launch(const AttentionPlan& p, const T* q, const T* k, const T* v, T* out, cudaStream_t stream) {
+  auto* kernel = attention_kernel<T, DV_MAX>;
+  const size_t smem = smem_bytes(p);
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
+  const int64_t q_tiles = (p.sq + BM - 1) / BM;
+  kernel<<<static_cast<unsigned>(p.batch * p.heads * q_tiles), THREADS, smem, stream>>>(q, k, v, out, p, q_tiles);
+  check_launch("scaled_dot_product_attention kernel");
+}
+
+template <class T>
+void run(const AttentionPlan& p, const T* q, const T* k, const T* v, T* out, cudaStream_t stream) {
+  if (p.sk == 0) {
+    const int64_t n = p.batch * p.heads * p.sq * p.dv;
+    zeros_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(out, p, n);
+    return check_launch("scaled_dot_product_attention zeros kernel");
+  }
+  if (p.dv <= 64) return launch<T, 64>(p, q, k, v, out, stream);
+  if (p.dv <= 128) return launch<T, 128>(p, q, k, v, out, stream);
+  launch<T, kMaxDv>(p, q, k, v, out, stream);
+}
+}  // namespace
+
+extern "C" OPRT_API oprt_status oprt_execute_scaled_dot_product_attention(
+    const oprt_scaled_dot_product_attention_descriptor* desc, void* workspace, size_t workspace_size, void* out,
+    const void* query, const void* key, const void* value, oprt_stream stream) {
+  return guard([&] {
+    const auto& d = begin_execute<AttentionDescriptor>(desc, workspace, workspace_size);
+    const AttentionPlan& p = d.plan;
+    if (p.empty()) return;
+    // with Sk = 0 nothing is read; with D = 0 query and key are empty (scores are 0): either may have no storage
+    const bool reads_qk = p.sk > 0 && p.d > 0, reads_v = p.sk > 0;
+    require_buffers({{out, "out", true}, {query, "query", reads_qk}, {key, "key", reads_qk}, {value, "value", reads_v}});
+    dispatch_dtype(d.dtype, [&](auto type) {
+      using T = typename decltype(type)::type;
+      run(p, static_cast<const T*>(query), static_cast<const T*>(key), static_cast<const T*>(value),
+          static_cast<T*>(out), as_cuda_stream(stream));
+    });
+  });
+}

@@ -1,0 +1,200 @@
+"""scaled_dot_product_attention in TileLang: O = softmax(Q K^T * scale [causal]) V per (batch, head), f32
+statistics and accumulation, the result rounded once to the storage dtype.
+
+Every layout takes one program: query, key, value and out are flat buffers from their data pointers,
+the batch dims' sizes and strides are in the int64 tensor M (coalesced, padded to a compiled rank: see
+operator_runtime/_internal/tilelang_prims.py), and the scalars give the sizes (batch, heads, group =
+H / Hkv, Sq, Sk, D, Dv), is_causal and each operand's strides over heads, sequence and features, then
+the scale. Query head h reads key/value head h // group (grouped-query attention). The causal mask is
+torch's, top-left aligned: query i sees keys 0..i whatever Sq and Sk are, so every query sees key 0
+and only Sk = 0 leaves a row without keys (torch gives 0 there, and so do these kernels).
+
+GPU (``_sdpa_gpu``; UNMEASURED: lowered for sm_90 in CI, its CUDA source compiled by nvcc for sm_90a
+(wgmma; 155-197 registers, no spills), never run or timed: no GPU where it was written): FlashAttention-2's
+forward. A block owns BLOCK_M = 64 query rows of one (batch, head):
+the query tile is loaded into shared memory once; for each tile of BLOCK_N = 64 keys (a causal tile
+stops at the keys its last row sees) the key and value tiles are staged in shared memory, S = Q K^T
+by ``T.gemm`` into a float32 fragment (tensor cores), scaled and masked (-inf past Sk and above the
+diagonal), the online softmax keeps each row's running max and sum in fragments and rescales the
+output accumulator (a float32 fragment) by exp(m_old - m_new), and P, rounded to the storage dtype
+as FlashAttention does, multiplies V by ``T.gemm`` (wgmma on sm_90). The K/V loop is a ``T.Pipelined``,
+but its tiles are loaded element by element through the strides (zeros past Sk, D and Dv), not by TMA
+or cp.async, so any layout runs, the common (B, S, H, D).transpose(1, 2) included; in the code TileLang
+0.1.15 generates those loads are synchronous (no overlap yet: the next step for speed, with TMA for
+contiguous heads). Head dims are padded to a
+compiled tile (HEAD_TILES: 64, 128 or 256); larger ones are refused, as are float32 operands (T.gemm
+would round them to tf32).
+
+CPU (TileLang's C target has no fragments, shared memory or T.gemm): ``_sdpa_cpu``, one program per
+(batch, head, query row): its query row is widened to float32 once, then the keys it sees are walked
+in blocks of CPU_BLOCK, each block's scores computed, its max folded into the running max (the sum
+and the accumulator of Dv values rescaled once per block) and its exp(s - m) v added; head dims up to
+MAX_HEAD_DIM_CPU (the row's local arrays). bfloat16 is passed as its uint16 bits (tilelang_prims).
+"""
+
+import tilelang.language as T
+
+from operator_runtime._internal.tilelang_prims import load, offsets, storage, store
+
+LOWEST = -3.4028234663852886e38  # running maxima start here, not at -inf: exp(-inf - LOWEST) is a clean 0
+BLOCK_M, BLOCK_N, THREADS, STAGES = 64, 64, 128, 2
+HEAD_TILES = (64, 128, 256)      # compiled head-dim tiles of the GPU program (D and Dv each padded up)
+MAX_HEAD_DIM_CPU = 1024          # the C target's local arrays
+CPU_BLOCK = 64                   # keys per block on the C target
+# C target: TileLang compiles without optimization (-O0); the row loops are all arithmetic (as matmul's)
+CPU_COMPILE_FLAGS = ["-O2"]
+# what the runtime's _refuse_attention names (the record's tilelang_gpu_only)
+GPU_HEAD_DIMS = f"head dims up to {HEAD_TILES[-1]}"
+
+
+def head_tile(n: int) -> int | None:
+    """The compiled tile holding a head dim of n (None: too large for the GPU program)."""
+    return next((t for t in HEAD_TILES if n <= t), None)
+
+
+# the GPU programs test_tilelang_compile lowers: (rank, D tile, Dv tile)
+GPU_VARIANTS = [(3, 64, 64), (3, 128, 128), (8, 256, 64)]
+
+
+def scaled_dot_product_attention_program(dtype: str, gpu: bool, rank: int, d_tile: int = 0, dv_tile: int = 0):
+    """rank: the compiled rank of M's batch dims; d_tile, dv_tile: the GPU program's head-dim tiles."""
+    if not gpu:
+        return _sdpa_cpu(dtype, rank)
+    return _sdpa_gpu(dtype, rank, d_tile, dv_tile)
+
+
+def _sdpa_cpu(dtype: str, rank: int):
+    stored = storage(dtype, False)
+    nq, nk = T.dynamic("nq", "int64"), T.dynamic("nk", "int64")
+    nv, no = T.dynamic("nv", "int64"), T.dynamic("no", "int64")
+
+    @T.prim_func
+    def sdpa_cpu(Q: T.Tensor((nq,), stored), K: T.Tensor((nk,), stored), V: T.Tensor((nv,), stored),
+                 O: T.Tensor((no,), stored), M: T.Tensor((5 * rank,), "int64"),
+                 batch: T.int64, heads: T.int64, group: T.int64, sq: T.int64, sk: T.int64, d: T.int64,
+                 dv: T.int64, causal: T.int64, qh: T.int64, qs: T.int64, qd: T.int64, kh: T.int64, ks: T.int64,
+                 kd: T.int64, vh: T.int64, vs: T.int64, vd: T.int64, oh: T.int64, os: T.int64, od: T.int64,
+                 scale: T.float32):
+        with T.Kernel(batch * heads * sq) as p:
+            q = T.alloc_local((MAX_HEAD_DIM_CPU,), "float32")    # the query row, widened once
+            acc = T.alloc_local((MAX_HEAD_DIM_CPU,), "float32")  # sum of exp(s - m) v over the keys so far
+            s = T.alloc_local((CPU_BLOCK,), "float32")           # the block's scores, then exp(s - m)
+            stat = T.alloc_local((4,), "float32")                # running max, running sum, block max, rescale
+            where = T.alloc_local((5,), "int64")                 # query row's, key head's, value head's, out row's
+            row = p % sq                                         # offsets; the keys this row sees
+            h = p // sq % heads
+            qo, ko, vo, oo = offsets(p // (sq * heads), M, rank, 4)
+            where[0] = qo + h * qh + row * qs
+            where[1] = ko + h // group * kh
+            where[2] = vo + h // group * vh
+            where[3] = oo + h * oh + row * os
+            where[4] = T.if_then_else(causal != 0, T.min(row + 1, sk), sk)
+            for c in T.serial(d):
+                q[c] = load(Q[where[0] + c * qd], dtype, False)
+            for e in T.serial(dv):
+                acc[e] = 0.0
+            stat[0] = LOWEST
+            stat[1] = 0.0
+            for b in T.serial(T.ceildiv(where[4], CPU_BLOCK)):
+                stat[2] = LOWEST
+                for j in T.serial(CPU_BLOCK):
+                    if b * CPU_BLOCK + j < where[4]:
+                        s[j] = 0.0
+                        for c in T.serial(d):
+                            s[j] += q[c] * load(K[where[1] + (b * CPU_BLOCK + j) * ks + c * kd], dtype, False)
+                        s[j] = s[j] * scale
+                        stat[2] = T.max(stat[2], s[j])
+                stat[2] = T.max(stat[0], stat[2])  # the new running max
+                stat[3] = T.exp(stat[0] - stat[2])
+                stat[0] = stat[2]
+                stat[1] = stat[1] * stat[3]
+                for e in T.serial(dv):
+                    acc[e] = acc[e] * stat[3]
+                for j in T.serial(CPU_BLOCK):
+                    if b * CPU_BLOCK + j < where[4]:
+                        s[j] = T.exp(s[j] - stat[0])
+                        stat[1] += s[j]
+                        for e in T.serial(dv):
+                            acc[e] += s[j] * load(V[where[2] + (b * CPU_BLOCK + j) * vs + e * vd], dtype, False)
+            for e in T.serial(dv):  # Sk = 0: no keys, torch's 0
+                O[where[3] + e * od] = store(T.if_then_else(stat[1] > 0, acc[e] / stat[1], 0.0), dtype, False)
+
+    return sdpa_cpu
+
+
+def _sdpa_gpu(dtype: str, rank: int, d_tile: int, dv_tile: int):
+    if dtype not in ("float16", "bfloat16"):
+        raise ValueError("the GPU attention program multiplies float16 and bfloat16 (T.gemm would round float32 "
+                         "to tf32)")
+    nq, nk = T.dynamic("nq", "int64"), T.dynamic("nk", "int64")
+    nv, no = T.dynamic("nv", "int64"), T.dynamic("no", "int64")
+    policy = T.GemmWarpPolicy.FullRow
+    neg_inf = -T.infinity("float32")
+
+    @T.prim_func
+    def sdpa(Q: T.Tensor((nq,), dtype), K: T.Tensor((nk,), dtype), V: T.Tensor((nv,), dtype),
+             O: T.Tensor((no,), dtype), M: T.Tensor((5 * rank,), "int64"),
+             batch: T.int64, heads: T.int64, group: T.int64, sq: T.int64, sk: T.int64, d: T.int64,
+             dv: T.int64, causal: T.int64, qh: T.int64, qs: T.int64, qd: T.int64, kh: T.int64, ks: T.int64,
+             kd: T.int64, vh: T.int64, vs: T.int64, vd: T.int64, oh: T.int64, os: T.int64, od: T.int64,
+             scale: T.float32):
+        # x: (batch, head), many; y: the query tile (grid y is at most 65535: Sq up to 4M)
+        with T.Kernel(batch * heads, T.ceildiv(sq, BLOCK_M), threads=THREADS) as (bx, by):
+            Q_s = T.alloc_shared((BLOCK_M, d_tile), dtype)
+            K_s = T.alloc_shared((BLOCK_N, d_tile), dtype)
+            V_s = T.alloc_shared((BLOCK_N, dv_tile), dtype)
+            acc_s = T.alloc_fragment((BLOCK_M, BLOCK_N), "float32")
+            acc_s_cast = T.alloc_fragment((BLOCK_M, BLOCK_N), dtype)
+            acc_o = T.alloc_fragment((BLOCK_M, dv_tile), "float32")
+            scores_max = T.alloc_fragment((BLOCK_M,), "float32")
+            scores_max_prev = T.alloc_fragment((BLOCK_M,), "float32")
+            scores_scale = T.alloc_fragment((BLOCK_M,), "float32")
+            scores_sum = T.alloc_fragment((BLOCK_M,), "float32")
+            logsum = T.alloc_fragment((BLOCK_M,), "float32")
+            where = T.alloc_local((5,), "int64")  # query, key, value, out head offsets; keys the tile sees
+            h = bx % heads
+            qo, ko, vo, oo = offsets(bx // heads, M, rank, 4)
+            where[0] = qo + h * qh
+            where[1] = ko + h // group * kh
+            where[2] = vo + h // group * vh
+            where[3] = oo + h * oh
+            where[4] = T.if_then_else(causal != 0, T.min((by + 1) * BLOCK_M, sk), sk)
+            i0 = by * BLOCK_M
+
+            for i, c in T.Parallel(BLOCK_M, d_tile):
+                Q_s[i, c] = T.if_then_else(i0 + i < sq and c < d, Q[where[0] + (i0 + i) * qs + c * qd],
+                                           T.cast(0, dtype))
+            T.fill(acc_o, 0)
+            T.fill(logsum, 0)
+            T.fill(scores_max, LOWEST)
+            for t in T.Pipelined(T.ceildiv(where[4], BLOCK_N), num_stages=STAGES):
+                for j, c in T.Parallel(BLOCK_N, d_tile):
+                    K_s[j, c] = T.if_then_else(t * BLOCK_N + j < sk and c < d,
+                                               K[where[1] + (t * BLOCK_N + j) * ks + c * kd], T.cast(0, dtype))
+                for j, c in T.Parallel(BLOCK_N, dv_tile):
+                    V_s[j, c] = T.if_then_else(t * BLOCK_N + j < sk and c < dv,
+                                               V[where[2] + (t * BLOCK_N + j) * vs + c * vd], T.cast(0, dtype))
+                T.clear(acc_s)
+                T.gemm(Q_s, K_s, acc_s, transpose_B=True, policy=policy)
+                for i, j in T.Parallel(BLOCK_M, BLOCK_N):  # scale, then mask (a negative scale flips no -inf)
+                    acc_s[i, j] = T.if_then_else(t * BLOCK_N + j < sk and (causal == 0 or t * BLOCK_N + j <= i0 + i),
+                                                 acc_s[i, j] * scale, neg_inf)
+                T.copy(scores_max, scores_max_prev)
+                T.reduce_max(acc_s, scores_max, dim=1, clear=False)  # max(previous max, this tile's)
+                for i in T.Parallel(BLOCK_M):
+                    scores_scale[i] = T.exp(scores_max_prev[i] - scores_max[i])
+                for i, j in T.Parallel(BLOCK_M, BLOCK_N):
+                    acc_s[i, j] = T.exp(acc_s[i, j] - scores_max[i])
+                T.reduce_sum(acc_s, scores_sum, dim=1)
+                for i in T.Parallel(BLOCK_M):
+                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
+                for i, c in T.Parallel(BLOCK_M, dv_tile):
+                    acc_o[i, c] *= scores_scale[i]
+                T.copy(acc_s, acc_s_cast)  # P in the storage dtype, as FlashAttention multiplies it
+                T.gemm(acc_s_cast, V_s, acc_o, policy=policy)
+            for i, c in T.Parallel(BLOCK_M, dv_tile):
+                if i0 + i < sq and c < dv:  # Sk = 0: no keys, torch's 0
+                    O[where[3] + (i0 + i) * os + c * od] = T.cast(
+                        T.if_then_else(logsum[i] > 0, acc_o[i, c] / logsum[i], 0.0), dtype)
+
+    return sdpa

@@ -1,0 +1,114 @@
+"""scaled_dot_product_attention: softmax(Q K^T * scale) V per (batch, head), causal and grouped-query forms
+(lab 6). Lab shapes are (B, H, S, D): query, key, value and out all (B, H, S, D) (self-attention)."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..tolerances import ATOL_PER_TERM
+from .record import CudaLab, Operator
+
+
+def _torch(out, query, key, value, **attrs):
+    """torch's peer: its own sdpa (no out= form: it allocates)."""
+    return F.scaled_dot_product_attention(query, key, value, **attrs)
+
+
+def _reference(query, key, value, **attrs):
+    """torch's sdpa in float64 (its math path: the same top-left causal mask, zeros for Sk = 0)."""
+    return F.scaled_dot_product_attention(query.double(), key.double(), value.double(), **attrs)
+
+
+# half a unit in the last place of a probability (< 1) stored in the dtype: P V on 16-bit tensor cores
+P_ROUNDING = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8}
+
+
+def _extra_atol(query, key, value, is_causal=False, scale=None, enable_gqa=False, **_):
+    """How far f32 accumulation may drift, per output element. A score s_ij = scale * q_i . k_j
+    summed in f32 over D is off by up to ~ATOL_PER_TERM * sqrt(D) * scale * |q_i| . |k_j|; an error
+    delta_j in the scores moves each probability by p_j (delta_j - sum_k p_k delta_k), so the output
+    by at most 2 max_j |delta_j| * sum_j p_j |v_j|. The sums of exp (l) and of p_j v_j over Sk keys
+    add ~ATOL_PER_TERM * sqrt(Sk) * sum_j p_j |v_j|, exp itself a few units in the last place. A
+    kernel on tensor cores multiplies P rounded to the inputs' 16-bit dtype (FlashAttention does, so
+    does the TileLang GPU kernel): half a unit in its last place per probability, times sum_j p_j |v_j|."""
+    rounding_p = P_ROUNDING.get(query.dtype, 0.0)
+    q, k, v = query.double(), key.double(), value.double()
+    if enable_gqa and q.dim() > 2 and k.shape[-3] and q.shape[-3] != k.shape[-3]:
+        k = k.repeat_interleave(q.shape[-3] // k.shape[-3], dim=-3)
+        v = v.repeat_interleave(q.shape[-3] // v.shape[-3], dim=-3)
+    d, sk = q.shape[-1], k.shape[-2]
+    if sk == 0:  # no keys: out is 0, nothing summed
+        return 0.0
+    s = (1.0 / math.sqrt(d) if d else 1.0) if scale is None else scale
+    scores = s * q @ k.transpose(-2, -1)
+    if is_causal:
+        seen = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).tril()  # torch's top-left mask
+        scores = scores.masked_fill(~seen, float("-inf"))
+    weights = torch.softmax(scores, -1) @ v.abs()  # sum_j p_j |v_j|
+    magnitude = (abs(s) * q.abs() @ k.abs().transpose(-2, -1)).amax(-1, keepdim=True)  # max_j scale |q_i| . |k_j|
+    allowance = ATOL_PER_TERM * (2 * math.sqrt(d) * magnitude + math.sqrt(sk) + 4) + rounding_p
+    return (allowance * weights).nan_to_num(posinf=0)
+
+
+def _flops(inputs) -> int:
+    """4 B H Sq Sk D: two products (Q K^T and P V) of 2 Sq Sk D each per (batch, head), as the issue
+    counts them (Dv taken as D). Causal calls do about half; the inputs alone cannot say so."""
+    q, k = inputs[0], inputs[1]
+    return 4 * math.prod(q.shape[:-2]) * q.shape[-2] * k.shape[-2] * q.shape[-1]
+
+
+RECORD = Operator(
+    name="scaled_dot_product_attention",
+    kind="attention",
+    # is_causal, scale, enable_gqa (the C attributes: Python passes torch's default scale 1/sqrt(D) itself)
+    contract_attrs=(0, 0.5, 0),
+    # around a 2-d shape (R, C): batch R, 2 heads, 3 queries against 5 keys, head dim C
+    contract_shapes=lambda s: ((s[0], 2, 3, s[1]), [(s[0], 2, 3, s[1]), (s[0], 2, 5, s[1]), (s[0], 2, 5, s[1])]),
+    # one query and key, S past one and two 64-row tiles (65, 130), head dims 16..128, an empty batch
+    lab_shapes=((1, 1, 1, 16), (1, 2, 7, 32), (2, 3, 65, 64), (1, 2, 130, 64), (1, 1, 300, 128), (0, 2, 5, 16)),
+    # longer sequences and more heads than any public shape, S not a multiple of 8
+    secret_shapes=lambda rng: ((rng.randrange(1, 3), rng.randrange(3, 6), rng.randrange(300, 600) | 1, 64),),
+    bench_shape=(4, 32, 4096, 128),  # the issue's prefill anchor: 275 GFLOP, compute-bound
+    input_shapes=lambda s: [s, s, s],
+    output_shape=lambda s: s,
+    torch_call=_torch,
+    reference_call=_reference,
+    extra_atol_call=_extra_atol,
+    flops_call=_flops,
+    flops=lambda s: 4 * s[0] * s[1] * s[2] * s[2] * s[3],
+    # one block per (batch * head, 64 query rows); the kernel computes scale = 1/sqrt(d) itself
+    cuda=CudaLab(pointers=("q", "k", "v", "o"), sizes=("bh", "s", "d"), empty="bh == 0 || s == 0 || d == 0",
+                 launch="dim3 grid((unsigned)((s + 63) / 64), (unsigned)bh);\n"
+                        "  scaled_dot_product_attention_kernel<T><<<grid, 128, 0, (cudaStream_t)stream>>>("
+                        "(const T*)q, (const T*)k, (const T*)v, (T*)o, bh, s, d);"),
+    cuda_sizes=lambda inputs: (inputs[0].shape[0] * inputs[0].shape[1], inputs[0].shape[2], inputs[0].shape[3]),
+    # the labs' call (lab 6): causal self-attention, torch's default scale 1/sqrt(D)
+    lab_attrs={"is_causal": True},
+    # every input large (lab/cases.LARGE_INPUTS): scores ~ 900, past exp's float32 range without the max trick
+    special_shape=(1, 2, 33, 16),
+    # the judge's words for attention's own mistakes (lab/judge.py: situation -> {language: hint})
+    hints={
+        "late_rows": {"tilelang": "the rows whose keys fit the first tile are right: when a later tile raises the "
+                                  "running max, rescale both the running sum and the output accumulator by "
+                                  "exp(m_old - m_new) before adding the tile's terms",
+                      "cuda": "the rows whose keys fit the first tile are right: when a later tile raises the "
+                              "running max, rescale both the running sum and the output accumulator by "
+                              "exp(m_old - m_new) before adding the tile's terms"},
+        "early_rows": {"tilelang": "the causal mask is off: query i sees keys 0..i (key j <= i), not i + 1; the last "
+                                   "row sees every key whatever the mask, so it alone is right",
+                       "cuda": "the causal mask is off: query i sees keys 0..i (key j <= i), not i + 1; the last row "
+                               "sees every key whatever the mask, so it alone is right"},
+        "special": {"tilelang": "scores this large overflow exp in float32 (past 88) or underflow it to 0 (0 / 0 is "
+                                "NaN): subtract the running max before exp, exp(s - m), and rescale by exp(m_old - "
+                                "m_new) when it grows",
+                    "cuda": "scores this large overflow expf in float (past 88) or underflow it to 0 (0 / 0 is NaN): "
+                            "subtract the running max before expf, expf(s - m), and rescale by expf(m_old - m_new) "
+                            "when it grows"},
+    },
+    # T.gemm on a GPU multiplies float32 tiles as tf32; the GPU kernel takes the 16-bit dtypes (the C target all three)
+    lab_dtypes={("cuda", "tilelang"): (torch.float16, torch.bfloat16)},
+    # the GPU kernel's own limits (the C target's kernel walks any head dim up to 1024, element by element)
+    tilelang_gpu_only=("head dims up to 256",),
+    tilelang_dtypes=((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16"),
+)

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from labs.solutions import cuda_solutions
 from operator_course import lab
 from operator_course.cuda import cuda_build, cuda_cpu
-from operator_course.grader.notebook import instructor_labs, lab_meta, read
 from operator_runtime_testing.operators import OPERATORS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,16 +48,7 @@ FAULTS = {p.stem: parse(p) for p in sorted(FOLDER.glob("*.py"))}
 
 
 def solutions() -> dict[str, str]:
-    """op -> the instructor's CUDA source of each lab (the answer cell run as the notebook runs it)."""
-    out = {}
-    for path in instructor_labs(ROOT / "labs").values():
-        for cell in read(path).cells:
-            answer = lab_meta(cell).get("answer", "")
-            if answer.endswith("-cuda"):
-                namespace: dict = {}
-                exec(cell.source, namespace)
-                out[answer.removesuffix("-cuda")] = namespace["CUDA_SOURCE"]
-    return out
+    return cuda_solutions()
 
 
 @pytest.fixture

@@ -9,19 +9,16 @@ The path is forced (torch.cuda.is_available() patched to False), so a GPU machin
 
 from __future__ import annotations
 
-import functools
 import shutil
-from pathlib import Path
 
 import pytest
 import torch
 
+from labs.solutions import cuda_solutions
 from operator_course import lab
 from operator_course.cuda import cuda_cpu
-from operator_course.grader.notebook import instructor_labs, lab_meta, read
 from operator_course.lab import estimate
 
-ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="the CPU path builds kernels with g++")
 
@@ -70,18 +67,8 @@ __global__ void reduce_sum_kernel(const T* __restrict__ x, T* __restrict__ y, in
 
 
 
-@functools.cache
 def solutions() -> dict[str, str]:
-    """op -> the instructor's CUDA source of each lab (its answer cell, run), as test_cuda_cpu reads them."""
-    out = {}
-    for path in instructor_labs(ROOT / "labs").values():
-        for cell in read(path).cells:
-            answer = lab_meta(cell).get("answer", "")
-            if answer.endswith("-cuda"):
-                namespace: dict = {}
-                exec(cell.source, namespace)
-                out[answer.removesuffix("-cuda")] = namespace["CUDA_SOURCE"]
-    return out
+    return cuda_solutions()
 
 
 SLOW = {  # name: (op, source, fragments of the hint)

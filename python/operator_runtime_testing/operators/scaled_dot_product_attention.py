@@ -69,7 +69,7 @@ RECORD = Operator(
     lab_shapes=((1, 1, 1, 16), (1, 2, 7, 32), (2, 3, 65, 64), (1, 2, 130, 64), (1, 1, 300, 128), (0, 2, 5, 16)),
     # longer sequences and more heads than any public shape, S not a multiple of 8
     secret_shapes=lambda rng: ((rng.randrange(1, 3), rng.randrange(3, 6), rng.randrange(300, 600) | 1, 64),),
-    bench_shape=(4, 32, 4096, 128),  # the prefill anchor: 275 GFLOP, compute-bound
+    bench_shape=(4, 32, 4096, 128),  # the prefill anchor: 4*B*H*S*S*D = 1.1 TFLOP, compute-bound
     input_shapes=lambda s: [s, s, s],
     output_shape=lambda s: s,
     torch_call=_torch,

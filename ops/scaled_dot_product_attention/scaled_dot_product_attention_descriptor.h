@@ -57,4 +57,13 @@ struct AttentionDescriptor : Descriptor {
 // by create), and may refuse there what its kernels do not express (OPRT_STATUS_NOT_SUPPORTED).
 size_t scaled_dot_product_attention_workspace_bytes(AttentionDescriptor& d);
 
+// execute()'s buffer checks, the same on every backend: with Sk = 0 nothing is read, with D = 0
+// query and key are empty (scores are 0): either may have no storage. True when value is read.
+inline bool require_attention_buffers(const AttentionPlan& p, const void* out, const void* query, const void* key,
+                                      const void* value) {
+  const bool reads_qk = p.sk > 0 && p.d > 0, reads_v = p.sk > 0;
+  require_buffers({{out, "out", true}, {query, "query", reads_qk}, {key, "key", reads_qk}, {value, "value", reads_v}});
+  return reads_v;
+}
+
 }  // namespace oprt

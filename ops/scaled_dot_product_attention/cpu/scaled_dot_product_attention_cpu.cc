@@ -195,9 +195,7 @@ extern "C" OPRT_API oprt_status oprt_execute_scaled_dot_product_attention(
     const auto& d = begin_execute<AttentionDescriptor>(desc, workspace, workspace_size);
     const AttentionPlan& p = d.plan;
     if (p.empty()) return;
-    // with Sk = 0 nothing is read; with D = 0 query and key are empty (scores are 0): either may have no storage
-    const bool reads_qk = p.sk > 0 && p.d > 0, reads_v = p.sk > 0;
-    require_buffers({{out, "out", true}, {query, "query", reads_qk}, {key, "key", reads_qk}, {value, "value", reads_v}});
+    const bool reads_v = require_attention_buffers(p, out, query, key, value);
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
       if (!reads_v) return fill_zeros(p, static_cast<T*>(out));

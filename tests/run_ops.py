@@ -48,9 +48,13 @@ def row_line(r: PerformanceResult) -> str:
     shape = "x".join(map(str, r.shape)) + ("" if r.attrs.get("dim", -1) == -1 else f" d{r.attrs['dim']}")
     line = (f"{r.op:<11}{shape:<16}{r.dtype:<6}{r.latency_ms:10.4f}{r.gbps:8.0f}{r.torch_ms:10.4f}{compiled}"
             f"{r.speedup:6.2f}x{ceil}")
-    if r.op == "matmul" and r.flops:  # compute-bound: FLOP/s is the measure, against the datasheet peak
+    if r.op in ("matmul", "scaled_dot_product_attention") and r.flops:  # compute-bound: FLOP/s against the peak
         peak = f", {100 * r.peak_fraction:.0f}% of peak" if r.peak_fraction else ""
         line += f"  {r.gflops:.0f} GFLOP/s vs torch {r.torch_gflops:.0f}{peak}"
+    if r.torch_peers_ms:
+        line += "  torch " + ", ".join(f"{name} {ms:.4f} ms" for name, ms in r.torch_peers_ms.items())
+    if r.attrs:
+        line += "  " + ",".join(f"{k}={v}" for k, v in r.attrs.items() if k != "dim")
     if r.host_us is not None:
         line += f"  host {r.host_us:.1f} us vs torch {r.torch_host_us:.1f} us"
     if r.eager_host_us is not None:

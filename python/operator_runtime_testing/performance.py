@@ -28,6 +28,9 @@ class PerformanceResult:
     flops: int
     torch_ms: float              # eager torch, same shapes, same run
     torch_compile_ms: float | None = None
+    # torch's other implementations of the same call, timed in the same run (attention: sdpa's flash and
+    # cuDNN backends, forced one at a time; tests/bench/<op>.py's torch_peers)
+    torch_peers_ms: dict = field(default_factory=dict)
     ceiling_gbps: float | None = None   # measured copy ceiling of this device in this run
     host_us: float | None = None        # host time per prepared run() on a tiny tensor
     torch_host_us: float | None = None  # eager torch's, same tiny tensor, allocating its result
@@ -46,8 +49,8 @@ class PerformanceResult:
 
     @property
     def best_torch_ms(self) -> float:
-        """The peer a user would pick: eager, or torch.compile where that is faster."""
-        return min(t for t in (self.torch_ms, self.torch_compile_ms) if t is not None)
+        """The peer a user would pick: eager, torch.compile or one of torch's backends, whichever is fastest."""
+        return min(t for t in (self.torch_ms, self.torch_compile_ms, *self.torch_peers_ms.values()) if t is not None)
 
     @property
     def speedup(self) -> float:

@@ -139,6 +139,12 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
             compiled_ms = time_callable(lambda: compiled(torch_out, *inputs, **attrs), device).median_ms
         except Exception as e:  # report, do not abort the run: eager torch stays the peer
             notes.append(f"torch.compile failed: {type(e).__name__}")
+    peers_ms = {}
+    for name, call in (bench.torch_peers(torch_out, inputs, attrs) if hasattr(bench, "torch_peers") else {}).items():
+        try:
+            peers_ms[name] = time_callable(call, device).median_ms
+        except RuntimeError as e:  # a backend that does not take this call (dtype, head dim, GPU): not a peer here
+            notes.append(f"torch {name} refused: {str(e).splitlines()[0][:80]}")
     moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
     # Element-wise and row ops count FLOPs per input element; matmul counts its own (2 M N K).
     flops = record.call_flops(inputs)
@@ -148,6 +154,7 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
         op=op, backend=backend, shape=shape, dtype=dtype, attrs=dict(attrs),
         latency_ms=ours.median_ms, latency_p10_ms=ours.p10_ms, latency_p90_ms=ours.p90_ms, bytes=moved,
         flops=flops, torch_ms=theirs.median_ms, torch_compile_ms=compiled_ms,
-        ceiling_gbps=ceiling, peak_gflops=compute_peak_gflops(device, dtype, tensor_cores=record.kind == "matmul"),
+        torch_peers_ms=peers_ms,
+        ceiling_gbps=ceiling, peak_gflops=compute_peak_gflops(device, dtype, tensor_cores=record.kind in ("matmul", "attention")),
         notes=notes,
     )

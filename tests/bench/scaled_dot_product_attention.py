@@ -7,6 +7,7 @@ K and V once and is memory-bound: its rows' GB/s are those of K and V (query and
 """
 
 import torch
+import torch.nn.functional as F
 
 TINY_SHAPE = (1, 1, 8, 8, 8)  # host overhead: the call path, not the kernel
 
@@ -22,3 +23,18 @@ def row_shape(inputs) -> list[int]:
     q, k, _ = inputs
     b, h, sq, d = q.shape
     return [b, h, sq, k.shape[-2], d] + ([k.shape[1]] if k.shape[1] != h else [])  # (B, H, Sq, Sk, D[, Hkv])
+
+
+def torch_peers(out, inputs, attrs) -> dict:
+    """sdpa's flash and cuDNN backends, each forced: eager torch picks one by its own priority, and the
+    issue's goals are against the faster. CUDA only (the CPU has neither)."""
+    if not inputs[0].is_cuda:
+        return {}
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def forced(backend):
+        def call():
+            with sdpa_kernel([backend]):
+                return F.scaled_dot_product_attention(*inputs, **attrs)
+        return call
+    return {"flash": forced(SDPBackend.FLASH_ATTENTION), "cudnn": forced(SDPBackend.CUDNN_ATTENTION)}

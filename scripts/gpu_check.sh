@@ -11,6 +11,7 @@
 #   GPU=1 bash scripts/gpu_check.sh                           # on GPU 1 of the host (CUDA_VISIBLE_DEVICES=1)
 #   STEPS="build matmul" bash scripts/gpu_check.sh            # matmul alone (~5 min): its tests on nvidia
 #       and tilelang, compute-sanitizer over its cases, its benchmark ($OUT/matmul-bench.json)
+#   STEPS="build attention" bash scripts/gpu_check.sh         # attention alone, the same five ($OUT/attention-bench.json)
 set -uo pipefail
 if [ -n "${GPU:-}" ]; then export CUDA_VISIBLE_DEVICES=$GPU; fi  # one GPU of a host, leaving the others free
 OUT=${OUT:-_build/gpu-check}
@@ -38,9 +39,9 @@ sanitize() {  # compute-sanitizer TOOL [BACKEND] over the correctness cases (f32
     python3 -m pytest tests/runtime/ops -q -x --backend "${2:-nvidia}" -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
 }
 
-sanitize_matmul() {  # compute-sanitizer TOOL FILTER over matmul's correctness cases (pytest -k FILTER)
+sanitize_op() {  # compute-sanitizer TOOL OP FILTER over one op's correctness cases (pytest -k FILTER)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
-    python3 -m pytest tests/runtime/ops/test_matmul.py -q -x --backend nvidia -k "matches_torch and ($2)" -p no:cacheprovider
+    python3 -m pytest "tests/runtime/ops/test_$2.py" -q -x --backend nvidia -k "matches_torch and ($3)" -p no:cacheprovider
 }
 # memcheck: every case but the long-K ones, f32 (CUDA cores) and bf16 (tensor cores; f16 differs
 # only in the mma instruction); racecheck (slow): the tensor-core kernel's cases with tails, both
@@ -69,10 +70,23 @@ case " $STEPS " in *" matmul "*) STEPS="$STEPS matmul-test matmul-tilelang matmu
 step matmul-test python3 -m pytest tests/runtime/ops/test_matmul.py tests/runtime/test_c_contract.py -q --backend nvidia -k matmul \
   -p no:cacheprovider
 step matmul-tilelang python3 -m pytest tests/runtime/ops/test_matmul.py -q --backend tilelang -p no:cacheprovider
-step matmul-memcheck sanitize_matmul memcheck "$MATMUL_MEMCHECK"
-step matmul-racecheck sanitize_matmul racecheck "$MATMUL_RACECHECK"
+step matmul-memcheck sanitize_op memcheck matmul "$MATMUL_MEMCHECK"
+step matmul-racecheck sanitize_op racecheck matmul "$MATMUL_RACECHECK"
 step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
   --json "$OUT/matmul-bench.json"
+
+# STEPS="attention" runs these five (not in the default STEPS): its suites on nvidia (both tensor-core
+# block sizes) and tilelang, memcheck and racecheck over its 16-bit cases (the tensor-core kernel and
+# its key splits) and f32 (the CUDA-core kernel), its benchmark with sdpa's flash and cuDNN backends
+case " $STEPS " in *" attention "*) STEPS="$STEPS attention-test attention-tilelang attention-memcheck attention-racecheck attention-bench" ;; esac
+ATTENTION=tests/runtime/ops/test_scaled_dot_product_attention.py
+step attention-test bash -c "python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider && \
+  OPRT_ATTENTION_BLOCK_ROWS=128 python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider -k 'f16 or bf16'"
+step attention-tilelang python3 -m pytest $ATTENTION -q -rs --backend tilelang -p no:cacheprovider
+step attention-memcheck sanitize_op memcheck scaled_dot_product_attention "bf16 or f32"
+step attention-racecheck sanitize_op racecheck scaled_dot_product_attention "bf16"
+step attention-bench python3 tests/run_ops.py --op scaled_dot_product_attention --backend nvidia,tilelang --mode bench \
+  --no-torch-compile --json "$OUT/attention-bench.json"
 
 # STEPS="lab-variants": labs 1-4 on the GPU (their instructor notebooks, whose answers are variants
 # of the chapters' steps, and the catalogue's mistakes and feedback but matmul's); not in the

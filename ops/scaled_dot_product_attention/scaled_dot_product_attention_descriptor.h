@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 
 #include "descriptor_registry.h"
 #include "scaled_dot_product_attention.h"
@@ -51,6 +52,9 @@ struct AttentionDescriptor : Descriptor {
   oprt_dtype dtype{};
   AttentionPlan plan{};
   size_t workspace_bytes = 0;
+  // What the backend decided at create, kept for execute (the nvidia backend: tensor cores or
+  // not, and how many key splits); empty where it decides nothing.
+  std::shared_ptr<const void> backend_plan;
 };
 
 // Scratch the backend wants for this plan (bytes); each backend library defines it (called once,

@@ -1,7 +1,12 @@
-// scaled_dot_product_attention on NVIDIA GPUs: a FlashAttention-2-style forward on CUDA cores.
+// scaled_dot_product_attention on NVIDIA GPUs. Two kernels, chosen at create:
+// - Tensor cores (attention_mma.cuh): f16/bf16, D = Dv of 64 or 128, 16-byte rows, sm_80+; with
+//   key splits and a combine pass when the query tiles alone leave SMs idle (decode, few heads).
+//   Execute falls back to the kernel below when a base pointer is not 16-byte aligned.
+// - CUDA cores (below): every dtype, head dim and stride; f32 always.
+// OPRT_ATTENTION_STRATEGY, read at create: auto (default), cuda-cores (the kernel below alone: the
+// chapter's baseline), no-split (tensor cores without key splits).
 //
-// UNMEASURED: written and compiled (sm_80, sm_90) on a machine without a GPU; neither run nor timed.
-// It is the simple, obviously correct form, a baseline for the tensor-core kernels to come:
+// The CUDA-core kernel, a FlashAttention-2-style forward, the simple, obviously correct form:
 // - One block per (batch * head, tile of BM = 64 query rows), 256 threads: 4 threads per query
 //   row. The block stages its query tile in shared memory (f32) once, then walks the keys in
 //   tiles of BN = 32: each key and value tile is converted to f32 into shared memory by the whole
@@ -21,7 +26,11 @@
 //   (<= 256). Larger head dims are refused at create (OPRT_STATUS_NOT_SUPPORTED).
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 
+#include "attention_mma.cuh"
 #include "cuda_launch.cuh"
 #include "scaled_dot_product_attention_descriptor.h"
 
@@ -36,6 +45,59 @@ static_assert(LANES == 4 && BN % LANES == 0, "a row's threads are 4 adjacent lan
 size_t smem_bytes(const AttentionPlan& p) {
   const int64_t dp = p.d + 1, dvp = p.dv + 1;
   return static_cast<size_t>(BM * dp + BN * dp + BN * dvp + BM * (BN + 1)) * sizeof(float);
+}
+
+// The tensor-core kernel's launch, decided at create.
+struct TensorCorePlan {
+  int head_dim = 0;             // 64 or 128: the kernel's instantiation
+  int block_rows = 64;          // query rows per block (64: 4 warps, two blocks per SM; 128: 8 warps, one)
+  int splits = 1;               // key splits per query tile (> 1: partial results and a combine pass)
+  int64_t tiles_per_split = 0;  // key tiles (attention_mma::BN keys each) per split
+};
+
+enum class Strategy { kAuto, kCudaCores, kNoSplit };
+
+Strategy strategy_from_env() {
+  const char* v = env_or("OPRT_ATTENTION_STRATEGY", "auto");
+  if (std::strcmp(v, "auto") == 0) return Strategy::kAuto;
+  if (std::strcmp(v, "cuda-cores") == 0) return Strategy::kCudaCores;
+  if (std::strcmp(v, "no-split") == 0) return Strategy::kNoSplit;
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_ATTENTION_STRATEGY=", v, " is not one of auto, cuda-cores, no-split");
+}
+
+// ldmatrix and cp.async move 16 bytes: contiguous features, every other stride a multiple of 8 elements.
+bool has_16_byte_rows(const AttentionOperand& a, int batch_rank) {
+  bool ok = a.dim == 1 && a.seq % 8 == 0 && a.head % 8 == 0;
+  for (int i = 0; i < batch_rank; ++i) ok = ok && a.batch[i] % 8 == 0;
+  return ok;
+}
+
+bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
+
+// Tensor cores where the dtype, head dims, layout and GPU allow; key splits until the grid has
+// about two blocks per SM (each split keeps at least 4 key tiles, so the combine pass stays small).
+std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, size_t& workspace) {
+  const AttentionPlan& p = d.plan;
+  const Strategy strategy = strategy_from_env();
+  workspace = 0;
+  if (strategy == Strategy::kCudaCores || d.dtype == OPRT_DTYPE_F32 || p.d != p.dv || (p.d != 64 && p.d != 128))
+    return nullptr;
+  if (!has_16_byte_rows(p.q, p.batch_rank) || !has_16_byte_rows(p.k, p.batch_rank) ||
+      !has_16_byte_rows(p.v, p.batch_rank) || compute_capability_major() < 8)
+    return nullptr;
+  auto plan = std::make_shared<TensorCorePlan>();
+  plan->head_dim = static_cast<int>(p.d);
+  const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;
+  plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
+  const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
+  int64_t splits = 1;
+  if (strategy == Strategy::kAuto && blocks < sm_count())
+    splits = std::max<int64_t>(1, std::min<int64_t>((2 * sm_count() + blocks - 1) / blocks, kv_tiles / 4));
+  plan->tiles_per_split = (kv_tiles + splits - 1) / splits;
+  plan->splits = static_cast<int>((kv_tiles + plan->tiles_per_split - 1) / plan->tiles_per_split);
+  if (plan->splits > 1)
+    workspace = static_cast<size_t>(plan->splits) * p.batch * p.heads * p.sq * (p.dv + 2) * sizeof(float);
+  return plan;
 }
 
 int max_smem_optin() {
@@ -61,7 +123,9 @@ size_t scaled_dot_product_attention_workspace_bytes(AttentionDescriptor& d) {
   const int64_t blocks = p.batch * p.heads * ((p.sq + BM - 1) / BM);
   if (blocks > INT32_MAX)
     fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: ", blocks, " query tiles exceed one grid");
-  return 0;
+  size_t workspace = 0;
+  d.backend_plan = plan_tensor_cores(d, workspace);
+  return workspace;
 }
 }  // namespace oprt
 
@@ -186,12 +250,41 @@ void launch(const AttentionPlan& p, const T* q, const T* k, const T* v, T* out, 
   check_launch("scaled_dot_product_attention kernel");
 }
 
+template <class T, int HD, int BM>
+void launch_tensor_cores(const AttentionPlan& p, const TensorCorePlan& plan, const T* q, const T* k, const T* v,
+                         T* out, float* workspace, cudaStream_t stream) {
+  using namespace attention_mma;
+  auto* kernel = attention_mma_kernel<T, HD, BM>;
+  allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Smem<HD, BM>::bytes);
+  const int64_t q_tiles = (p.group * p.sq + BM - 1) / BM;  // tiles of a KV head's packed query rows
+  float* partial = plan.splits > 1 ? workspace : nullptr;
+  const dim3 grid(static_cast<unsigned>(p.batch * p.kv_heads * q_tiles), static_cast<unsigned>(plan.splits));
+  kernel<<<grid, threads<BM>(), Smem<HD, BM>::bytes, stream>>>(q, k, v, out, p, q_tiles, plan.tiles_per_split, partial);
+  check_launch("scaled_dot_product_attention tensor-core kernel");
+  if (!partial) return;
+  const int64_t n = p.batch * p.heads * p.sq * p.dv;
+  combine_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(partial, out, p, plan.splits);
+  check_launch("scaled_dot_product_attention combine kernel");
+}
+
 template <class T>
-void run(const AttentionPlan& p, const T* q, const T* k, const T* v, T* out, cudaStream_t stream) {
+void run(const AttentionPlan& p, const TensorCorePlan* tc, const T* q, const T* k, const T* v, T* out,
+         void* workspace, cudaStream_t stream) {
   if (p.sk == 0) {
     const int64_t n = p.batch * p.heads * p.sq * p.dv;
     zeros_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(out, p, n);
     return check_launch("scaled_dot_product_attention zeros kernel");
+  }
+  if constexpr (sizeof(T) == 2) {
+    if (tc && aligned_16(q) && aligned_16(k) && aligned_16(v)) {
+      float* partial = static_cast<float*>(workspace);
+      if (tc->block_rows == 128) {  // an experiment (OPRT_ATTENTION_BLOCK_ROWS=128)
+        if (tc->head_dim == 64) return launch_tensor_cores<T, 64, 128>(p, *tc, q, k, v, out, partial, stream);
+        return launch_tensor_cores<T, 128, 128>(p, *tc, q, k, v, out, partial, stream);
+      }
+      if (tc->head_dim == 64) return launch_tensor_cores<T, 64, 64>(p, *tc, q, k, v, out, partial, stream);
+      return launch_tensor_cores<T, 128, 64>(p, *tc, q, k, v, out, partial, stream);
+    }
   }
   if (p.dv <= 64) return launch<T, 64>(p, q, k, v, out, stream);
   if (p.dv <= 128) return launch<T, 128>(p, q, k, v, out, stream);
@@ -209,8 +302,9 @@ extern "C" OPRT_API oprt_status oprt_execute_scaled_dot_product_attention(
     require_attention_buffers(p, out, query, key, value);
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
-      run(p, static_cast<const T*>(query), static_cast<const T*>(key), static_cast<const T*>(value),
-          static_cast<T*>(out), as_cuda_stream(stream));
+      run(p, static_cast<const TensorCorePlan*>(d.backend_plan.get()), static_cast<const T*>(query),
+          static_cast<const T*>(key), static_cast<const T*>(value), static_cast<T*>(out), workspace,
+          as_cuda_stream(stream));
     });
   });
 }

@@ -30,7 +30,7 @@ from operator_runtime_testing.operators import OPERATORS, lab_id  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {".py", ".cu", ".cc", ".h", ".cuh"}
 # lab -> solution lines its chapter shows today (see the module's docstring); only ever lowered
-KNOWN = {"copy": 1, "vector_add": 1, "reduce_sum": 1, "softmax": 3, "matmul": 0}
+KNOWN = {"copy": 1, "vector_add": 1, "reduce_sum": 1, "softmax": 1, "matmul": 0}
 
 
 def public_sources(op: str) -> str:

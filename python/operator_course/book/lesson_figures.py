@@ -175,7 +175,10 @@ def progression_figure(doc: dict | None, op: str):
         if not doc:
             ax.set_xlim(0, 1)
             ax.set_xticks([])
-            ax.set_title(f"{op}: no H200 step figures committed yet", fontsize=TITLE_PT, loc="left")
+            # wrapped to about the panel beside the step labels (half the width): a long op name
+            # (scaled_dot_product_attention) on one line widened the figure past the site's column
+            ax.set_title(wrap(f"{op}: no H200 step figures committed yet", 0.5 * FIGURE_WIDTH_IN * FIGURE_DPI,
+                              TITLE_PT), fontsize=TITLE_PT, loc="left")
             continue
         any_row = next(iter(mine.values()), None)
         if compute:

@@ -111,4 +111,11 @@ RECORD = Operator(
     # the GPU kernel's own limits (the C target's kernel walks any head dim up to 1024, element by element)
     tilelang_gpu_only=("head dims up to 256",),
     tilelang_dtypes=((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16"),
+    # the chapter's steps (ops/scaled_dot_product_attention/steps/): the production kernels' titles, and
+    # what scripts/step_bench.py times, in its own shape form (B, H, Sq, Sk, D, is_causal): issue 31's
+    # prefill anchor full and causal (1.1 TFLOP, half that causal) and its decode anchor (one query
+    # against 8192 keys: memory-bound, 4.3 GB of K and V in bf16)
+    production={"cuda": "production: FlashAttention-2 on tensor cores (mma.sync), split-KV for decode",
+                "tilelang": "production: T.gemm on fragments under T.Pipelined"},
+    step_bench_shapes=((4, 32, 4096, 4096, 128, 0), (4, 32, 4096, 4096, 128, 1), (32, 32, 1, 8192, 128, 0)),
 )

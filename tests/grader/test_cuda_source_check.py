@@ -147,6 +147,14 @@ ATTACKS = {
     "undefine_a_header_macro": ("#undef printf\n", ["line 3: `#undef printf`"]),
     "reserved_macro_name": ("#define __CUDA_ON_CPU__ 1\n", ["line 3: `#define __CUDA_ON_CPU__`"]),
     "computed_goto": ("__device__ void f(void* p) { goto *p; }\n", ["line 3: `goto *`"]),
+    # keywords as macros rewrite the lab's launcher, which follows the student's text: `return` into a call
+    # of host code computing the answer on the CPU (a kernel that did nothing scored 4/4), `unsigned` into
+    # another grid; no keyword is a macro's name, used by the launcher or not
+    "keyword_return": ("#define return return host_copy() +\nstatic int host_copy() { return 0; }\n",
+                       ["line 3: `#define return`: return is a C++ keyword"]),
+    "keyword_unsigned": ("#define unsigned unsigned)1+0*(unsigned\n", ["line 3: `#define unsigned`"]),
+    "keyword_spliced": ("#def\\\nine if while\n", ["line 3: `#define if`"]),
+    "keyword_undef": ("#undef int\n", ["line 3: `#undef int`"]),
 }
 
 

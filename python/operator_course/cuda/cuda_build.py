@@ -91,7 +91,7 @@ def launcher_redefinitions(op: str, student_source: str, own_launch: bool = Fals
     launcher follows their text, so such a macro rewrites it (a `#define cudaGetLastError()` once ran
     host code of the student's that launched the work on a stream of its own)."""
     launcher = full_source(op, "", own_launch).split('#line 1 "launcher_added_by_the_lab"', 1)[1]
-    names = set(re.findall(r"[A-Za-z_]\w*", launcher)) - CXX_KEYWORDS
+    names = set(re.findall(r"[A-Za-z_]\w*", launcher))  # its keywords too (`#define return ...`)
     text = re.sub(r"\\\r?\n", "", student_source)  # line splices join a directive's lines first
     return [(text.count("\n", 0, m.start()) + 1, m[1]) for m in DEFINE.finditer(text) if m[1] in names]
 
@@ -591,6 +591,10 @@ def source_rules(source: str, build_macros: frozenset = frozenset()) -> list[tup
             if not rest or rest[0].kind != "id":
                 continue  # the compiler says what is wrong
             macro = rest[0].text
+            if macro in CXX_KEYWORDS:  # `#define return ...` rewrote the lab's launcher into host code of theirs
+                problems.append((at, f"`#{name} {macro}`: {macro} is a C++ keyword; a macro may not redefine the "
+                                     "language (choose a name of your own)"))
+                continue
             if _reserved(macro) or "__" in macro or macro in build_macros:
                 problems.append((at, f"`#{name} {macro}`: {macro} is " + (
                     "a name reserved for the compiler and CUDA" if _reserved(macro) or "__" in macro

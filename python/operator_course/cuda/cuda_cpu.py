@@ -365,15 +365,12 @@ HINTS = {
               "it is read back",
 }
 
-# Where an op's kernels go wrong differently: a matmul thread owns a (row, col) of C, not a
-# grid-stride index, so a past-the-end or doubled write means an unguarded store of an edge tile.
-OP_HINTS = {
-    ("matmul", "double_write"): "each element of C needs exactly one thread: guard the store with "
-                                "`if (row < m && col < n)`; without it a thread whose column is past n writes "
-                                "c[row * n + col], an element of the next row that another thread owns",
-    ("matmul", "past_end"): "guard the store of C with `if (row < m && col < n)`: the tiles at the bottom and "
-                            "right edges have threads past M and N (and the loads: 0 past M, N or K)",
-}
+def _op_hint(op: str, situation: str, default: str) -> str:
+    """The operator's own words for a fault (its record's hints[situation]["cuda"]: a matmul thread owns
+    a (row, col) of C, not a grid-stride index; attention's loads run past the last key), else the default."""
+    from operator_runtime_testing.operators import get
+
+    return get(op).hints.get(situation, {}).get("cuda", default)
 
 
 def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> str:
@@ -405,14 +402,14 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             more = counts.get((r["buf"], r["rw"], None), 1)
             out_lines.append(f"{title}: {who} {verb} {name}[{index}] at CUDA_SOURCE {line}, {side} ({name} has "
                              f"{n} element{'s' * (n != 1)}){f'; {more} such accesses in all' if more > 1 else ''}.")
-            hints.append(OP_HINTS.get((op, "past_end"), JUDGE_HINTS["past_end"]["cuda"]))
+            hints.append(_op_hint(op, "past_end", JUDGE_HINTS["past_end"]["cuda"]))
         elif kind == "double_write":
             b = int(r["buf"])
             more = counts.get((None, None, "double"), 1)
             out_lines.append(f"{title}: {who} writes {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which thread "
                              f"{_triple(r['other_thread'])} of block {_triple(r['other_block'])} wrote too: on a GPU "
                              f"either write may land last{f' ({more} such writes in all)' if more > 1 else ''}.")
-            hints.append(OP_HINTS.get((op, kind), HINTS[kind]))
+            hints.append(_op_hint(op, kind, HINTS[kind]))
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"
             b = int(r.get("near", 0))

@@ -58,6 +58,16 @@ RECORD = Operator(
     step_bench_shapes=((4096, 4096, 4096),),  # (M, N, K): 137 GFLOP
     # the judge's words for matmul's own mistakes (lab/judge.py: situation -> {language: hint})
     hints={
+        # each thread owns a (row, col) of C, not a grid-stride index: an unguarded edge tile's store
+        "double_write": {"tilelang": "each element of C needs exactly one writer: guard the stores you index "
+                                     "yourself with `if row < M and col < N` (T.copy guards its own tiles)",
+                         "cuda": "each element of C needs exactly one thread: guard the store with "
+                                 "`if (row < m && col < n)`; without it a thread whose column is past n writes "
+                                 "c[row * n + col], an element of the next row that another thread owns"},
+        "past_end": {"tilelang": "guard the stores of C you index yourself with `if row < M and col < N` (T.copy "
+                                 "guards its own tiles): the tiles at the bottom and right edges reach past M and N",
+                     "cuda": "guard the store of C with `if (row < m && col < n)`: the tiles at the bottom and "
+                             "right edges have threads past M and N (and the loads: 0 past M, N or K)"},
         "precision": {"tilelang": "{evidence}: T.gemm accumulates in its third "
                                          "argument's dtype: allocate it T.alloc_fragment((BM, BN), \"float32\") and "
                                          "round to the output dtype once, in the final T.copy",

@@ -93,13 +93,18 @@ class Operator:
     tilelang_gpu_only: tuple[str, ...] = ()
     tilelang_dtypes: tuple | None = None
     # the lab judge's words for this operator's own mistakes (lab/judge.py, beside its generic ones):
-    # situation -> {language: hint}. Situations the judge knows: "unwritten" (outputs left NaN),
+    # situation -> {language: hint}. Situations the judge knows: "past_end" and "double_write" (the CPU
+    # run's faults, lab/judge.HINTS' words unless the record has its own), "unwritten" (outputs left NaN),
     # "empty_rows" (rows of length 0), "row_sums" (rows that must sum to 1 do not); a matmul kind's
     # "precision", "edge_tile", "k_tail", "k_zero" (lab/judge._matmul_hints); for batched matrices
     # (attention) "late_rows", "early_rows" (lab/judge._positions_hint) and "special" (its special input
-    # of large values: lab/cases.LARGE_INPUTS)
+    # of large values: lab/cases.LARGE_INPUTS), and the names of its alternatives (below)
     hints: dict = field(default_factory=dict)
     special_rows: dict = field(default_factory=dict)  # special_shape's rows: row -> what a wrong one says
+    # a lab's call with other attributes, each a mistake the judge recognises by its result: situation ->
+    # attrs over lab_attrs (attention: {"no_scale": {"scale": 1.0}}); a wrong output that matches one is
+    # named with hints[situation] (lab/judge._alternative)
+    alternatives: dict = field(default_factory=dict)
 
     def __post_init__(self):
         assert self.kind in KINDS, f"{self.name}: kind must be one of {KINDS}, not {self.kind!r}"
@@ -114,6 +119,10 @@ class Operator:
     def reference(self, *inputs: torch.Tensor) -> torch.Tensor:
         """torch's float64 answer for a lab's call on these inputs."""
         return self.reference_call(*inputs, **self.lab_attrs)
+
+    def reference_with(self, inputs: list, **attrs) -> torch.Tensor:
+        """torch's float64 answer for a lab's call with ``attrs`` changed (an alternative's)."""
+        return self.reference_call(*inputs, **{**self.lab_attrs, **attrs})
 
     def torch_op(self, out: torch.Tensor, *inputs: torch.Tensor) -> torch.Tensor:
         """torch's op for a lab's call, writing into ``out`` where it can (the timing peer)."""

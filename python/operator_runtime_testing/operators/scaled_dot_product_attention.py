@@ -67,8 +67,14 @@ RECORD = Operator(
     contract_shapes=lambda s: ((s[0], 2, 3, s[1]), [(s[0], 2, 3, s[1]), (s[0], 2, 5, s[1]), (s[0], 2, 5, s[1])]),
     # one query and key, S past one and two 64-row tiles (65, 130), head dims 16..128, an empty batch
     lab_shapes=((1, 1, 1, 16), (1, 2, 7, 32), (2, 3, 65, 64), (1, 2, 130, 64), (1, 1, 300, 128), (0, 2, 5, 16)),
-    # longer sequences and more heads than any public shape, S not a multiple of 8
-    secret_shapes=lambda rng: ((rng.randrange(1, 3), rng.randrange(3, 6), rng.randrange(300, 600) | 1, 64),),
+    # longer sequences and more heads than any public shape, S not a multiple of 8; a long thin call past
+    # any S a kernel could cap its keys at (a submission that stopped at key 608 passed when every S was
+    # under 600) and a wide one with more batches and heads than a fixed grid would cover, both with odd
+    # head dims (one that used whole chunks of 16 features passed when every D was a multiple of 16)
+    secret_shapes=lambda rng: ((rng.randrange(1, 3), rng.randrange(3, 6), rng.randrange(300, 600) | 1, 64),
+                               (1, 1, rng.randrange(700, 1200) | 1, rng.randrange(16, 64) | 1),
+                               (rng.randrange(3, 5), rng.randrange(6, 10), rng.randrange(5, 40),
+                                rng.randrange(65, 128) | 1)),
     bench_shape=(4, 32, 4096, 128),  # the prefill anchor: 4*B*H*S*S*D = 1.1 TFLOP, compute-bound
     input_shapes=lambda s: [s, s, s],
     output_shape=lambda s: s,
@@ -99,13 +105,39 @@ RECORD = Operator(
                                    "row sees every key whatever the mask, so it alone is right",
                        "cuda": "the causal mask is off: query i sees keys 0..i (key j <= i), not i + 1; the last row "
                                "sees every key whatever the mask, so it alone is right"},
+        # a row left NaN summed no keys (0 / 0): the diagonal left out of the mask, a tile loop that stops
+        # short of key i, or a running max started at 0 under which every exp underflowed
+        "unwritten": {"tilelang": "in attention a NaN row is most often a row that summed no keys (0 / 0): query i "
+                                  "sees keys 0..i, key i included (j <= i), so row 0 sees key 0, and the tile loop "
+                                  "must reach the tile holding key i (T.ceildiv(i + 1, BLOCK_N) tiles); a running max "
+                                  "started at 0 instead of the lowest float can also underflow every exp to 0",
+                      "cuda": "in attention a NaN row is most often a row that summed no keys (0 / 0): query i sees "
+                              "keys 0..i, key i included (j <= i), so row 0 sees key 0, and the key loop must reach "
+                              "key i; a running max started at 0 instead of -INFINITY can also underflow every expf "
+                              "to 0"},
+        "past_end": {"tilelang": "a tile of keys rarely ends at seq: load 0 (or skip) for keys >= seq, and never "
+                                 "index K or V past the last key",
+                     "cuda": "a tile of keys rarely ends at s: load 0 for keys >= s (`key < s ? k[...] : 0`), and "
+                             "store only the rows < s"},
+        "no_scale": {"tilelang": "your output is softmax(Q K^T) V: the scores must be scaled by 1 / sqrt(dim) "
+                                 "before the softmax",
+                     "cuda": "your output is softmax(Q K^T) V: the scores must be scaled by 1 / sqrt(d) before the "
+                             "softmax"},
+        "not_causal": {"tilelang": "your output is attention without the causal mask: query i may see keys 0..i "
+                                   "only (j <= i)",
+                       "cuda": "your output is attention without the causal mask: query i may see keys 0..i only "
+                               "(j <= i)"},
         "special": {"tilelang": "scores this large overflow exp in float32 (past 88) or underflow it to 0 (0 / 0 is "
                                 "NaN): subtract the running max before exp, exp(s - m), and rescale by exp(m_old - "
-                                "m_new) when it grows",
+                                "m_new) when it grows; the running max starts at the lowest float, not 0 (under a "
+                                "max of 0 a row of large negative scores underflows every exp)",
                     "cuda": "scores this large overflow expf in float (past 88) or underflow it to 0 (0 / 0 is NaN): "
                             "subtract the running max before expf, expf(s - m), and rescale by expf(m_old - m_new) "
-                            "when it grows"},
+                            "when it grows; the running max starts at -INFINITY, not 0 (under a max of 0 a row of "
+                            "large negative scores underflows every expf)"},
     },
+    # the mistakes the judge names by recomputing the lab's call another way (hints above)
+    alternatives={"no_scale": {"scale": 1.0}, "not_causal": {"is_causal": False}},
     # T.gemm on a GPU multiplies float32 tiles as tf32; the GPU kernel takes the 16-bit dtypes (the C target all three)
     lab_dtypes={("cuda", "tilelang"): (torch.float16, torch.bfloat16)},
     # the GPU kernel's own limits (the C target's kernel walks any head dim up to 1024, element by element)

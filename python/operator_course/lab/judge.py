@@ -287,8 +287,8 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
         else:
             which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
             lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
-    elif w.dim() >= 3 and w.shape[-2] > 1 and _positions_hint(wrong, hint):  # batched matrices (attention)
-        lines.append(_positions_hint(wrong, hint))
+    elif w.dim() >= 3 and w.shape[-2] > 1 and _positions_hint(wrong, hint, g):  # batched matrices (attention)
+        lines.append(_positions_hint(wrong, hint, g))
     elif count == w.numel() and not large:  # on the special input of large values its own hint says more
         sums = record.kind == "rows" and w.shape != case.shape and bool(g.isfinite().all())
         lines.append("Every element is wrong. Hint: " + hint["every_sum" if sums else "every"] + ".")
@@ -325,7 +325,7 @@ def _alternative(record, case: Case, g: torch.Tensor, bound: torch.Tensor) -> st
     return None
 
 
-def _positions_hint(wrong: torch.Tensor, hint: dict) -> str | None:
+def _positions_hint(wrong: torch.Tensor, hint: dict, got: torch.Tensor) -> str | None:
     """Batched matrices (..., rows, columns), attention's output: where the wrong rows lie along the
     rows of each matrix. Only rows from some position on ("late_rows": the first rows, say those of
     one tile of keys, are right) or every row but the last ("early_rows": the last row, which sees
@@ -334,8 +334,12 @@ def _positions_hint(wrong: torch.Tensor, hint: dict) -> str | None:
     if not bool(positions.any()):
         return None
     first = int(positions.nonzero()[0])
-    # a pattern of positions, not a few stray rows (a NaN here and there says nothing about tiles or masks)
-    if float(positions[first:].double().mean()) < 0.5:
+    # A pattern of positions, not a few stray rows: a NaN here and there says nothing about tiles or
+    # masks, so non-finite rows must cover half the positions. Finite wrong values only from some row
+    # on are a pattern however sparse: a running max that grows in a later tile, for instance, leaves
+    # only the rows whose max moved wrong.
+    stray_nan = not bool(got[wrong].isfinite().all())
+    if stray_nan and float(positions[first:].double().mean()) < 0.5:
         return None
     if first > 0 and "late_rows" in hint:
         return f"Rows 0..{first - 1} of every matrix are right, later rows wrong. Hint: " + hint["late_rows"] + "."

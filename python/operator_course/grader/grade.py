@@ -82,6 +82,7 @@ class Context:
 
     def __init__(self, args, gpu_ids: list[str], protected: list[Path]):
         from . import cgroups, gpus, sandbox
+        from .score import Verdicts
 
         self.device, self.timeout, self.logs = ("cuda" if gpu_ids else "cpu"), args.timeout, args.out / "logs"
         self.work = Path(tempfile.mkdtemp(prefix="oprt-grade-"))
@@ -94,6 +95,7 @@ class Context:
         self.gpu_ids = gpu_ids
         self.timing_locks = {g: threading.Lock() for g in gpu_ids or [None]}
         self.cpu_verdicts = args.cpu_verdicts
+        self.verdicts = Verdicts()  # an artifact that recurs across the class runs once (score.Verdicts)
         # the lab inputs' seed, drawn here and never shown to a student (manifest.json keeps it)
         self.seed = args.seed if args.seed is not None else secrets.randbits(62)
         self._uids: queue.Queue = queue.Queue()
@@ -178,10 +180,17 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
                 if "report.txt" in files:
                     (logs / f"{check}-report.txt").write_bytes(files["report.txt"])
             jobs, failed = plan(lab.specs, executed, ctx.device, ctx.seed)
-            run_jobs(list(jobs.values()), ctx.device, runner, tmp / "runs", ctx.timeout, logs / "runner.log",
-                     timing_lock, ctx.seed)
+            known = ctx.verdicts.known(jobs, sub.student)  # the same artifact, judged earlier in this run
+            if known:
+                logs.mkdir(parents=True, exist_ok=True)
+                (logs / "reused.log").write_text("".join(f"{c}: the same artifact was run and judged earlier in this "
+                                                         "grading run; its verdict is reused\n" for c in known))
+            run_jobs([job for check, job in jobs.items() if check not in known], ctx.device, runner, tmp / "runs",
+                     ctx.timeout, logs / "runner.log", timing_lock, ctx.seed)
         cpu_verdicts = ctx.cpu_verdicts if ctx.device == "cpu" else "count"
-        rows = [verdict(s, jobs.get(s.id), failed.get(s.id), sub.student, sub.lab, cpu_verdicts) for s in lab.specs]
+        rows = [known.get(s.id) or verdict(s, jobs.get(s.id), failed.get(s.id), sub.student, sub.lab, cpu_verdicts)
+                for s in lab.specs]
+        ctx.verdicts.remember({check: job for check, job in jobs.items() if check not in known}, rows)
         notes += [Row(sub.student, sub.lab, "flags", "note", 0.0, 0.0, f"{check}: {job.result['flag']}")
                   for check, job in jobs.items() if job.result and job.result.get("flag")]
     except Exception as e:  # noqa: BLE001 - the grader's failure on this submission, not the class's

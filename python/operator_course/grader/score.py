@@ -11,7 +11,8 @@ import json
 import math
 import shutil
 import sys
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -25,7 +26,7 @@ from .execute import Executed, first_error
 from .gradebook import PENDING, Row
 from operator_course.lab.judge import Case, judge, lab_cases
 from operator_course.lab import picture
-from operator_course.lab.kernels import GUARD
+from operator_course.lab.kernels import GPU_PROGRAM_DIFFERS, GUARD
 
 
 @dataclass(eq=False)  # one job may serve several checks: identity, not value
@@ -111,6 +112,38 @@ def _artifact(job: Job) -> str:
     return digest.hexdigest()
 
 
+class Verdicts:
+    """The verdicts this grading run has reached, by what decides them: the check, the kind of run,
+    and the bytes of the artifact it ran (its inputs come from the run's seed and the check's id, the
+    same for every student). An artifact that recurs across a class (the instructor's code a lab
+    hands out whole, an answer shared by two students) runs once, in the sandbox of the first
+    submission that holds it; the others get a copy of that verdict. Timed checks are measured for
+    every submission."""
+
+    def __init__(self):
+        self._rows: dict[tuple, Row] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _key(check: str, job: Job) -> tuple | None:
+        return None if job.kind == "performance" else (check, job.kind, _artifact(job))
+
+    def known(self, jobs: dict[str, Job], student: str) -> dict[str, Row]:
+        """check -> this student's copy of a verdict reached earlier, for the jobs that have one."""
+        with self._lock:
+            found = {check: self._rows.get(self._key(check, job)) for check, job in jobs.items()}
+        return {check: replace(r, student=student) for check, r in found.items() if r is not None}
+
+    def remember(self, jobs: dict[str, Job], rows: list[Row]) -> None:
+        with self._lock:
+            for r in rows:
+                job = jobs.get(r.check)
+                key = self._key(r.check, job) if job is not None else None
+                result = (job.result or {}) if job is not None else {}
+                if key is not None and not result.get("flag") and not result.get("lost"):
+                    self._rows.setdefault(key, replace(r, student=""))
+
+
 def _run_group(workdir: Path, group: list[Job], device: str, runner, timeout: float, log: Path, seed: int) -> None:
     """The jobs of one artifact, in a fresh folder and a fresh sandbox; each job's result, and its
     outputs read back as raw bytes of exactly the size the grader expects (no archive to inflate)."""
@@ -141,7 +174,7 @@ def _run_group(workdir: Path, group: list[Job], device: str, runner, timeout: fl
                 why = "ran past the time limit (the process running it was stopped)"
             else:
                 why = f"the kernel crashed the process running it (exit code {outcome.returncode})"
-            job.result = {"error": why}
+            job.result = {"error": why, "lost": True}  # no verdict of the artifact's own: never reused
         elif not job.result.get("error") and job.kind in ("tilelang", "cuda", "cuda-cpu"):
             job.outputs = read_outputs(folder, [(c.dtype, output_shape(job.spec.op, c.shape)) for c in job.cases])
 
@@ -202,6 +235,9 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
                 title = f"{spec.op} ({name}), shape {case}: wrong elements in red"
                 failed_row.picture = base64.b64encode(picture.png(e.mask, title)).decode()
             return failed_row
+    if result.get("gpu_program_differs"):  # the CPU program passed; the GPU's is another one
+        return Row(student, lab, spec.id, PENDING, 0.0, spec.points,
+                   f"{spec.op} ({name}): the CPU program passed on {len(job.cases)} inputs, but {GPU_PROGRAM_DIFFERS}")
     return row("passed", f"{spec.op} ({name}): passed on {len(job.cases)} inputs")
 
 

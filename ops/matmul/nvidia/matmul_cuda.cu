@@ -157,16 +157,6 @@ struct TileLoader {
   }
 };
 
-template <class T>
-__device__ __forceinline__ void store_pair(T* dst, float x, float y);
-template <>
-__device__ __forceinline__ void store_pair<__half>(__half* dst, float x, float y) {
-  *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
-}
-template <>
-__device__ __forceinline__ void store_pair<__nv_bfloat16>(__nv_bfloat16* dst, float x, float y) {
-  *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
-}
 
 template <class T, class C, bool A_K, bool B_K>
 __global__ void __launch_bounds__(THREADS, C::MIN_BLOCKS)
@@ -271,7 +261,7 @@ __global__ void __launch_bounds__(THREADS, C::MIN_BLOCKS)
           T* dst = go + row * p.o_m + col * p.o_n;
           const float x = acc[i][j][2 * h], y = acc[i][j][2 * h + 1];
           if (p.o_n == 1 && col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) & 3) == 0) {
-            store_pair<T>(dst, x, y);
+            *reinterpret_cast<uint32_t*>(dst) = pack_pair<T>(x, y);  // two adjacent columns, one 4-byte store
           } else {
             dst[0] = from_float<T>(x);
             if (col + 1 < p.n) dst[p.o_n] = from_float<T>(y);

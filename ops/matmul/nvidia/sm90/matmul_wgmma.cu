@@ -38,6 +38,7 @@
 
 #include "cuda_launch.cuh"
 #include "matmul_wgmma.h"
+#include "tensor_core.cuh"  // pack_pair
 
 using namespace oprt;
 
@@ -168,16 +169,6 @@ __device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t desc_a, uint
     wgmma_bf16<TRANS_A, TRANS_B>(d, desc_a, desc_b);
 }
 
-template <class T>
-__device__ __forceinline__ void store_pair(T* dst, float x, float y);
-template <>
-__device__ __forceinline__ void store_pair<__half>(__half* dst, float x, float y) {
-  *reinterpret_cast<__half2*>(dst) = __floats2half2_rn(x, y);
-}
-template <>
-__device__ __forceinline__ void store_pair<__nv_bfloat16>(__nv_bfloat16* dst, float x, float y) {
-  *reinterpret_cast<__nv_bfloat162*>(dst) = __floats2bfloat162_rn(x, y);
-}
 
 // A_K: A is K-major (row-major (M, K)); B_K: B is K-major (column-major (K, N), i.e. b.T
 // contiguous). The tensor maps are 3-d: (contiguous dim, other dim, batch); an operand that
@@ -306,7 +297,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         T* dst = go + row * p.o_m + col * p.o_n;
         const float x = acc[4 * j + 2 * h], y = acc[4 * j + 2 * h + 1];
         if (p.o_n == 1 && col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) & 3) == 0) {
-          store_pair<T>(dst, x, y);
+          *reinterpret_cast<uint32_t*>(dst) = pack_pair<T>(x, y);  // two adjacent columns, one 4-byte store
         } else {
           dst[0] = from_float<T>(x);
           if (col + 1 < p.n) dst[p.o_n] = from_float<T>(y);

@@ -339,6 +339,7 @@ KINDS = {
     "shfl_width": "shuffle width is not a power of 2", "shfl_mismatch": "lanes meet at different warp collectives",
     "shfl_source": "shuffle reads a lane outside its mask", "trap": "__trap", "assert": "assertion failed",
     "double_write": "two threads write one output element",
+    "input_write": "write into an input",
     "uninit": "read of shared memory no thread wrote",
 }
 HINTS = {
@@ -358,6 +359,9 @@ HINTS = {
     "shfl_source": "a lane may only read lanes named in the mask: widen the mask, or keep the offset inside it",
     "double_write": "each output element needs exactly one thread: a grid-stride loop steps by every thread of the "
                     "grid, i += (int64_t)gridDim.x * blockDim.x, so that no two threads meet",
+    "input_write": "the inputs are read-only (the launcher passes them as const T*): keep partial results in "
+                   "registers or shared memory and combine them there (or with atomicAdd on the output), never in "
+                   "an input",
     "uninit": "each element of shared memory a thread reads must first be stored by a thread of the block (with a "
               "__syncthreads() between the store and another thread's read): have every thread store, a neutral "
               "value where it has no data (`sdata[tid] = i < n ? x[i] : 0`, not `if (i < n) sdata[tid] = x[i]`), or "
@@ -378,7 +382,7 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
     from operator_course.lab.judge import HINTS as JUDGE_HINTS
 
     records = [_fields(ln) for ln in report.splitlines() if ln.strip()]
-    counts = {(r.get("buf"), r.get("rw"), next((k for k in ("race", "double", "uninit") if k in r), None)): int(r["count"])
+    counts = {(r.get("buf"), r.get("rw"), next((k for k in ("race", "double", "uninit", "input") if k in r), None)): int(r["count"])
               for r in records if r.get("kind") == "count"}
     faults = [r for r in records if r.get("kind") != "count"]
     lines = _lines(lib, [int(r[k]) for r in faults for k in ("pc", "other_pc") if k in r])
@@ -410,6 +414,13 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"{_triple(r['other_thread'])} of block {_triple(r['other_block'])} wrote too: on a GPU "
                              f"either write may land last{f' ({more} such writes in all)' if more > 1 else ''}.")
             hints.append(_op_hint(op, kind, HINTS[kind]))
+        elif kind == "input_write":
+            b = int(r["buf"])
+            more = counts.get((None, None, "input"), 1)
+            out_lines.append(f"{title}: {who} writes {names[b]}[{r['index']}] at CUDA_SOURCE {line}, an element of the "
+                             f"input {names[b]}: on a GPU the threads that update it at once lose each other's updates, "
+                             f"and the caller's tensor is changed{f' ({more} such writes in all)' if more > 1 else ''}.")
+            hints.append(HINTS[kind])
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"
             b = int(r.get("near", 0))

@@ -193,7 +193,7 @@ struct Runtime {
   long long oob_count[8][2] = {};
   // who wrote each element of the output (the last buffer) this launch: (global thread + 1, epoch)
   std::vector<std::pair<unsigned, unsigned>> written;
-  long long block_linear = 0, double_writes = 0;
+  long long block_linear = 0, double_writes = 0, input_writes = 0;
   long long race_count = 0, wild_count = 0;
   // the initcheck
   std::vector<SharedRange> shared_ranges;
@@ -458,6 +458,16 @@ void output_write(uintptr_t a, void* pc) {
   w.first = me, w.second = r.stamp;
 }
 
+// A store (or atomic) into an input: the launcher hands inputs as const T*, and a kernel that casts
+// that away to use an input as scratch races with itself on a GPU (its threads' plain += lose
+// updates), where the fibers here run one at a time and would get it right. Reported once.
+void input_write(int b, uintptr_t a, void* pc) {
+  Runtime& r = R();
+  if (r.input_writes++ == 0)
+    r.report += fmt("kind=input_write|buf=%d|index=%lld|pc=%lu|", b, (long long)((a - r.buffers[b].lo) / r.buffers[b].elem),
+                    pc_off(pc)) + where(r.current) + "\n";
+}
+
 // ---- the speed estimate's counting (Profile; off unless cuda_cpu_profile(1)) ----
 inline unsigned slot_hash(unsigned long long key, unsigned cap) {
   return (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 29) & (cap - 1);
@@ -624,6 +634,7 @@ inline void access(void* p, int size, bool write, void* pc) {
     if (a - B.guard_lo < B.guard_len) {
       if (a - B.lo < B.len && a + size - B.lo <= B.len) {
         if (write && b == r.nbuffers - 1 && !r.in_atomic) output_write(a, pc);
+        if (write && b < r.nbuffers - 1) input_write(b, a, pc);
         if (r.profile && r.profile->mode == 1) {
           if (!r.in_atomic) {
             profile_access(r, b, a, size, write, pc);
@@ -1059,7 +1070,7 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
     r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
   }
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
-  r.race_count = r.wild_count = r.double_writes = r.uninit_count = 0;
+  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = 0;
   r.pending.clear();
   if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
   r.last_error = 0;
@@ -1092,6 +1103,7 @@ extern "C" const char* cuda_cpu_report() {
     for (int w = 0; w < 2; ++w)
       if (r.oob_count[b][w] > 1) r.report += fmt("kind=count|buf=%d|rw=%s|count=%lld\n", b, w ? "write" : "read", r.oob_count[b][w]);
   if (r.double_writes > 1) r.report += fmt("kind=count|double=1|count=%lld\n", r.double_writes);
+  if (r.input_writes > 1) r.report += fmt("kind=count|input=1|count=%lld\n", r.input_writes);
   if (r.race_count > 1) r.report += fmt("kind=count|race=1|count=%lld\n", r.race_count);
   if (r.uninit_count > 1) r.report += fmt("kind=count|uninit=1|count=%lld\n", r.uninit_count);
   r.report.swap(text);  // r.report keeps the faults only: calling twice says the same

@@ -150,6 +150,7 @@ def _prepare_func(func):
                 vmap[buf.data] = tirx.Var(buf.data.name, ir.PointerType(ir.PrimType(buf.dtype), "local"))
 
     tirx.stmt_functor.post_order_visit(func.body, collect)
+    for_each_parallel_nest(func.body, _refuse_shared_writes)  # before (a): the tiles' own scopes
     body = tirx.stmt_functor.substitute(func.body, vmap) if vmap else func.body
 
     # (b) a T.Parallel nest that touches a tile -> T.serial loops. Nests over global buffers only
@@ -178,6 +179,89 @@ def _prepare_func(func):
         raise RuntimeError("prepare_for_cpu: a reduce's tile is not allocated in any block: "
                            + ", ".join(b.name for bufs in extra_allocs.values() for b in bufs))
     return func.with_body(body)
+
+
+class ParallelRace(ValueError):
+    """A T.Parallel loop whose iterations write one element: on a GPU they run at once."""
+
+
+def for_each_parallel_nest(stmt, visit) -> None:
+    """``visit`` each outermost T.Parallel loop of ``stmt`` (a nest T.Parallel(M, N) is one For in another)."""
+    from tvm import tirx
+
+    def walk(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            visit(node)
+            return node  # (stop: its inner loops belong to this nest)
+        return None
+
+    tirx.stmt_functor.ir_transform(stmt, walk, None, ["tirx.For"])
+
+
+def _refuse_shared_writes(nest) -> None:
+    """The iterations of a T.Parallel nest are independent by contract: on a GPU its threads run them
+    at once, while the C target runs them in order, where a loop-carried update computes the right
+    answer. So the C target refuses, as the GPU would fail, a store in the nest whose element does not
+    depend on every parallel variable of the nest (each iteration writes the same element: a race)
+    unless it is a thread's own scratch (a T.alloc_local / T.alloc_var value written before it is
+    read in the iteration), and a read-modify-write of such an element anywhere (``s[0] = s[0] + x[j]``:
+    a sum needs T.reduce_sum). A store under an ``if`` on the missing variable (``if j == 0``) is one
+    iteration's, not a race."""
+    from tvm import tirx
+
+    parallel, body = [], nest
+    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
+        parallel.append(body.loop_var)
+        body = body.body
+
+    def uses(expr, var) -> bool:
+        found = []
+        tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if isinstance(n, tirx.Var)
+                                           and n.same_as(var) else None)
+        return bool(found)
+
+    def check(node, guarded: frozenset):
+        if isinstance(node, tirx.IfThenElse):
+            guard = guarded | {i for i, v in enumerate(parallel) if uses(node.condition, v)}
+            check(node.then_case, guard)
+            if node.else_case is not None:
+                check(node.else_case, guard)
+            return
+        if isinstance(node, tirx.BufferStore):
+            missing = [v for i, v in enumerate(parallel) if i not in guarded
+                       and not any(uses(index, v) for index in node.indices)]
+            if missing:
+                reads_itself = []
+                tirx.stmt_functor.post_order_visit(node.value, lambda n: reads_itself.append(n) if isinstance(
+                    n, tirx.BufferLoad) and n.buffer.same_as(node.buffer) else None)
+                if reads_itself or node.buffer.scope() not in ("local", "local.var"):
+                    element = f"{node.buffer.name}[{', '.join(str(i) for i in node.indices)}]"
+                    names = ", ".join(v.name for v in missing)
+                    how = ("reads and writes" if reads_itself else "writes")
+                    raise ParallelRace(
+                        f"every iteration of the T.Parallel loop over {names} {how} {element}: on a GPU the "
+                        f"iterations run at once, on different threads, so their updates of {element} race and "
+                        f"all but one are lost (the CPU runs them in order, which would hide it). A T.Parallel "
+                        f"iteration may write only its own elements (indexed by {names}); to combine a tile into "
+                        f"one value use T.reduce_sum / T.reduce_max, or a T.serial loop")
+            return
+        for child in _children(node):
+            check(child, guarded)
+
+    check(body, frozenset())
+
+
+def _children(node) -> list:
+    from tvm import tirx
+
+    if isinstance(node, tirx.SeqStmt):
+        return list(node.seq)
+    if isinstance(node, tirx.SBlockRealize):
+        return [node.block]
+    if isinstance(node, tirx.SBlock):
+        return [node.body] + ([node.init] if node.init is not None else [])
+    body = getattr(node, "body", None)  # loops, attributes, buffer declarations, lets
+    return [body] if isinstance(body, tirx.Stmt) else []
 
 
 def _serial(node):

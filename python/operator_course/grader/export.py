@@ -62,6 +62,17 @@ def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str
         if not isinstance(program, tvm.tirx.PrimFunc):
             raise Unavailable(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
         (folder / f"{dtype}.json").write_text(tvm.ir.save_json(program))
+    if not gpu:  # a CPU grader runs the CPU's programs; the GPU's must build as well, and is compared there
+        dtype = dtypes[0]
+        try:
+            with captured_log() as log:
+                program = factory(dtype, True)
+        except Exception as e:  # noqa: BLE001
+            raise Unavailable(explain(e, who, f"building the {dtype} program for a GPU (gpu=True)",
+                                      log.getvalue())[0]) from e
+        if not isinstance(program, tvm.tirx.PrimFunc):
+            raise Unavailable(f"the function returned {type(program).__name__} for {dtype} on a GPU, not a T.prim_func")
+        (folder / f"gpu-{dtype}.json").write_text(tvm.ir.save_json(program))
 
 
 def _describe(e: BaseException) -> str:

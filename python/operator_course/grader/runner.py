@@ -39,10 +39,10 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
 
     from operator_course.lab.build_errors import captured_log, explain
     from operator_course.lab.judge import launch_failed
-    from operator_course.lab.kernels import run_tilelang as launch
+    from operator_course.lab.kernels import gpu_program_differs, run_tilelang as launch
     from .program_check import MAX_PROGRAM_JSON, ProgramRefused, compile_checked, load_program
 
-    kernels, outputs = {}, []
+    kernels, outputs, differs = {}, [], False
     for dtype, inputs, out_shape in _load_inputs(folder, device):
         name = TL_DTYPES[dtype]
         if name not in kernels:
@@ -53,6 +53,11 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
                 return {"error": f"the {name} program is larger than {MAX_PROGRAM_JSON} bytes"}
             try:  # allowlisted node by node before TVM builds a single object from it (program_check.py)
                 program = load_program(artifact.read_text(errors="replace"))
+                gpu_artifact = folder / f"gpu-{name}.json"
+                if device == "cpu" and gpu_artifact.is_file() and not differs:  # (export.py saves one dtype's)
+                    if gpu_artifact.stat().st_size > MAX_PROGRAM_JSON:
+                        return {"error": f"the {name} program for a GPU is larger than {MAX_PROGRAM_JSON} bytes"}
+                    differs = gpu_program_differs(program, load_program(gpu_artifact.read_text(errors="replace")))
             except ProgramRefused as e:
                 return {"error": str(e)}
             try:
@@ -74,7 +79,9 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
         outputs.append(buffer.cpu())
     _sync(device)
     _save_outputs(outputs, folder)
-    return {"error": None}
+    if device == "cpu" and not any(folder.glob("gpu-*.json")):
+        return {"error": "no program for a GPU (gpu=True) was exported"}
+    return {"error": None, "gpu_program_differs": differs}
 
 
 def run_cuda_cpu(folder: Path, op: str, who: str) -> dict:

@@ -16,9 +16,10 @@ from operator_runtime_testing import verified_timing
 
 from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases, launch_failed
-from .kernels import compile_tilelang, run_tilelang
+from .kernels import GPU_PROGRAM_DIFFERS, compile_tilelang, gpu_program_differs, run_tilelang
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
+_gpu_differs: dict = {}  # the same keys -> whether the factory's GPU program is another program (CPU only)
 
 
 class CheckFailed(AssertionError):
@@ -107,12 +108,17 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
             dtype = TL_DTYPES[out.dtype]
             who, where = f"{op} ({name})", "the GPU" if device == "cuda" else "the CPU"
             program = _built(who, f"building the {dtype} program", lambda: program_factory(dtype, device == "cuda"))
+            if device == "cpu":  # the grader builds the GPU's program too (export.py): so does the notebook
+                gpu_program = _built(who, f"building the {dtype} program for a GPU (gpu=True)",
+                                     lambda: program_factory(dtype, True))
+                _gpu_differs[key] = gpu_program_differs(program, gpu_program)
             _compiled[key] = _built(who, f"compiling the {dtype} program for {where}",
                                     lambda: compile_tilelang(program, device))
         run_tilelang(_compiled[key], op, inputs, out)
 
     _compare(op, name, run, device, "tilelang")
-    print(f"{op} ({name}): passed")
+    differs = any(v for (factory, _, _), v in _gpu_differs.items() if factory is program_factory)
+    print(f"{op} ({name}): passed" + (f"; note: {GPU_PROGRAM_DIFFERS}" if differs else ""))
 
 
 @verdict

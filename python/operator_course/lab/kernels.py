@@ -71,6 +71,24 @@ def compile_tilelang(program, device: str):
         return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
 
 
+def gpu_program_differs(cpu_program, gpu_program) -> bool:
+    """Whether a factory's program for a GPU (gpu=True) is another program than the one it gave the
+    CPU, beyond the block's thread count (``lab.launch``'s ``tl.launch_threads``, which the C target
+    has no use for). A CPU grader runs the CPU program only; a factory whose GPU program differs
+    is judged there by a GPU grader."""
+    import re
+
+    def text(program) -> str:
+        return re.sub(r'^\s*T\.sblock_attr\(\{"tl\.launch_threads": \[[0-9, ]*\]\}\)\n', "",
+                      program.script(), flags=re.M)
+
+    return text(cpu_program) != text(gpu_program)
+
+
+GPU_PROGRAM_DIFFERS = ("your program for a GPU (gpu=True) is not the one for the CPU beyond its thread count, and "
+                       "a CPU runs only the latter: a GPU grader judges this check")
+
+
 @contextlib.contextmanager
 def _nvcc_output_in_errors():
     """TileLang 0.1.15 runs nvcc with its output going straight to the process's stderr (on Linux

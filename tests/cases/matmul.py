@@ -16,7 +16,7 @@ API, PREPARE = "matmul", "prepare_matmul"
 # What the tilelang backend refuses (on the GPU; on the CPU, where its C kernel loads element by element,
 # only CONTIGUOUS and BROADCAST: cases/spec.py TILELANG_GPU_ONLY).
 CONTIGUOUS = "needs contiguous tensors"
-BROADCAST = "needs a and b of one batch"
+BROADCAST = "needs a and b of one batch"  # the GPU kernel's: the C target repeats a batch of 1
 ALIGN = "K and N must be multiples of 8"
 K_ZERO = "needs K >= 1"
 
@@ -75,6 +75,15 @@ def correctness_cases():
         Case("4d-vector", (T((3, 2, 16, 24)), T((24,))), tilelang=ALIGN),
         Case("4d-matrix", (T((3, 2, 16, 24)), T((24, 8)))),
         Case("4d-broadcast-batches", (T((2, 1, 16, 24)), T((3, 24, 8))), tilelang=ALIGN),
+        # shapes a fuzzer drew that went wrong: a batch that cannot be viewed as one dim (copied, then
+        # foldable: it was mapped twice and crashed), b's batch of ones that adds leading dims to the
+        # result (they were dropped), empty dims under broadcast batches (a raw reshape error)
+        Case("4d-strided-times-matrix", (T((2, 3, 5, 24), layout="strided"), T((24, 8))), tilelang=CONTIGUOUS),
+        Case("4d-expanded-times-vector", (T((3, 2, 5, 24), layout="expanded", expand_from=(1, 2, 1, 24)), T((24,))),
+             tilelang=ALIGN),  # (copied: contiguous, then N = 1)
+        Case("b-batch-of-ones", (T((3, 5, 24)), T((1, 1, 24, 8)))),
+        Case("empty-n-broadcast", (T((3, 22, 12)), T((2, 1, 12, 0)))),
+        Case("k-zero-broadcast", (T((5, 0)), T((2, 3, 0, 4))), tilelang=K_ZERO),
     ]
 
 

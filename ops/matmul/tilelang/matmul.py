@@ -118,11 +118,14 @@ def _matmul_cpu(dtype: str):
     stored = storage(dtype, False)
     batch, M = T.dynamic("batch", "int32"), T.dynamic("M", "int32")
     N, K = T.dynamic("N", "int32"), T.dynamic("K", "int32")
+    # an operand's batch is C's or 1 (one matrix repeated over the batch, as torch.matmul broadcasts)
+    batch_a, batch_b = T.dynamic("batch_a", "int32"), T.dynamic("batch_b", "int32")
 
     @T.prim_func
-    def matmul_cpu(A: T.Tensor((batch, M, K), stored), B: T.Tensor((batch, K, N), stored),
+    def matmul_cpu(A: T.Tensor((batch_a, M, K), stored), B: T.Tensor((batch_b, K, N), stored),
                    C: T.Tensor((batch, M, N), stored)):
         with T.Kernel(T.ceildiv(N, CPU_BN), T.ceildiv(M, CPU_BM), batch) as (bx, by, bz):
+            za, zb = T.min(bz, batch_a - 1), T.min(bz, batch_b - 1)  # 0 for a repeated matrix
             a_t = T.alloc_local((CPU_BM, CPU_BK), "float32")
             b_t = T.alloc_local((CPU_BK, CPU_BN), "float32")
             acc = T.alloc_local((CPU_BM, CPU_BN), "float32")
@@ -131,10 +134,10 @@ def _matmul_cpu(dtype: str):
             for ko in T.serial(T.ceildiv(K, CPU_BK)):
                 for i, kk in T.grid(CPU_BM, CPU_BK):
                     a_t[i, kk] = T.if_then_else(by * CPU_BM + i < M and ko * CPU_BK + kk < K,
-                                                load(A[bz, by * CPU_BM + i, ko * CPU_BK + kk], dtype, False), 0.0)
+                                                load(A[za, by * CPU_BM + i, ko * CPU_BK + kk], dtype, False), 0.0)
                 for kk, j in T.grid(CPU_BK, CPU_BN):
                     b_t[kk, j] = T.if_then_else(ko * CPU_BK + kk < K and bx * CPU_BN + j < N,
-                                                load(B[bz, ko * CPU_BK + kk, bx * CPU_BN + j], dtype, False), 0.0)
+                                                load(B[zb, ko * CPU_BK + kk, bx * CPU_BN + j], dtype, False), 0.0)
                 for i, kk in T.grid(CPU_BM, CPU_BK):
                     for j in T.serial(CPU_BN):
                         acc[i, j] += a_t[i, kk] * b_t[kk, j]

@@ -147,16 +147,21 @@ def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.T
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
-    """What ops/matmul/tilelang/matmul.py expresses: contiguous operands of one batch; on a GPU
+    """What ops/matmul/tilelang/matmul.py expresses: contiguous operands, on the CPU of one batch or a
+    batch of 1 repeated over the other's (torch.matmul's broadcast), on a GPU of one batch and
     f16/bf16 with the 16-byte row strides and alignment its TMA copies need, on the CPU (its C
     kernel loads element by element) f32, f16 and bf16 of any sizes."""
     for name, t in (("out", out), ("a", a), ("b", b)):
         if not t.is_contiguous():
             raise UnsupportedError(f"matmul: the tilelang backend needs contiguous tensors; {name} has strides "
                                    f"{t.stride()} for shape {tuple(t.shape)}")
-    if a.dim() != b.dim() or a.shape[:-2] != b.shape[:-2]:
-        raise UnsupportedError(f"matmul: the tilelang backend needs a and b of one batch (no broadcasting); "
-                               f"a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    batches = [t.shape[0] if t.dim() == 3 else 1 for t in (a, b, out)]
+    if out.device.type == "cuda" and batches[0] != batches[1]:
+        raise UnsupportedError(f"matmul: the tilelang GPU kernel needs a and b of one batch (no broadcasting: its "
+                               f"TMA copies index both by the block's batch); a is {tuple(a.shape)}, b is {tuple(b.shape)}")
+    if any(z not in (1, batches[2]) for z in batches[:2]):  # the C kernel repeats a batch of 1 (matmul.py)
+        raise UnsupportedError(f"matmul: a {tuple(a.shape)} and b {tuple(b.shape)} have batches that do not broadcast "
+                               f"to out's {tuple(out.shape)}")
     if max(t.numel() for t in (out, a, b)) >= 2**31:
         raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
                                "not expressible")

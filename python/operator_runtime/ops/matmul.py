@@ -36,7 +36,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor, *, out: torch.Tensor | None = None,
         checks.out_like("matmul", out, form.shape, a.dtype)
     kernel_out = form.out_view(out)
     result = kernel_out if kernel_out is not None else torch.empty(form.kernel_shape, dtype=a.dtype, device=a.device)
-    run_eager(SIGNATURE, result, (form.a, form.b), (), backend, prepare_matmul)
+    run_eager(SIGNATURE, result, (form.a, form.b), (), backend, _prepare_kernel_form)
     if kernel_out is None:  # out's layout cannot be viewed in the kernel's form
         out.copy_(result.view(form.shape))
     return out
@@ -47,12 +47,20 @@ def prepare_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,
     a, b = checks.float_tensor("matmul", "a", a), checks.float_tensor("matmul", "b", b)
     out = checks.float_tensor("matmul", "out", out)
     if _kernel_form(a, b):
-        checks.out_like("matmul", out, _result_shape(a, b), a.dtype)
-        return bind_prepared(SIGNATURE, out, {"a": a, "b": b}, (), backend)
+        return _prepare_kernel_form(out, a, b, backend=backend)
     form = _Mapped(a, b)
     checks.out_like("matmul", out, form.shape, a.dtype)
     inner = bind_prepared(SIGNATURE, form.kernel_out(out), {"a": form.a, "b": form.b}, (), backend)
     return _MappedPrepared(inner, form, out, a, b)
+
+
+def _prepare_kernel_form(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, backend: str | None = None) -> PreparedOp:
+    """The kernels' own prepared op for operands already in their form (2-d and 3-d): never mapped
+    again, also where a mapped operand (a copy, now contiguous) could be folded."""
+    a, b = checks.float_tensor("matmul", "a", a), checks.float_tensor("matmul", "b", b)
+    out = checks.float_tensor("matmul", "out", out)
+    checks.out_like("matmul", out, _result_shape(a, b), a.dtype)
+    return bind_prepared(SIGNATURE, out, {"a": a, "b": b}, (), backend)
 
 
 class _MappedPrepared:
@@ -117,17 +125,17 @@ class _Mapped:
             raise TypeError(f"matmul: a is {a.dtype} but b is {b.dtype}; convert one so they match")
         a2 = a.unsqueeze(0) if a.dim() == 1 else a  # a vector on the left: one row
         b2 = b.unsqueeze(-1) if b.dim() == 1 else b  # on the right: one column
-        if b2.dim() > 2 and all(d == 1 for d in b2.shape[:-2]) and a.dim() > 2:
-            b2 = b2.view(b2.shape[-2:])  # a batch of one matrix over a's batch: that one matrix
         if a2.shape[-1] != b2.shape[-2]:
             raise ValueError(f"matmul: a {tuple(a.shape)} and b {tuple(b.shape)} do not multiply: a's last dim "
                              f"(K={a2.shape[-1]}) must equal b's {'only' if b.dim() == 1 else 'second-to-last'} "
                              f"dim ({b2.shape[-2]})")
-        try:
+        try:  # (b's batch dims of size 1 count here: they may add leading dims to the result)
             self.batch = tuple(torch.broadcast_shapes(a2.shape[:-2], b2.shape[:-2]))
         except RuntimeError:
             raise ValueError(f"matmul: a {tuple(a.shape)} and b {tuple(b.shape)} have batch dims "
                              f"{tuple(a2.shape[:-2])} and {tuple(b2.shape[:-2])} that do not broadcast") from None
+        if b2.dim() > 2 and all(d == 1 for d in b2.shape[:-2]) and a.dim() > 2:
+            b2 = b2.view(b2.shape[-2:])  # a batch of one matrix over a's batch: that one matrix
         m, n = a2.shape[-2], b2.shape[-1]
         self.shape = torch.Size(self.batch + ((m,) if a.dim() > 1 else ()) + ((n,) if b.dim() > 1 else ()))
         self.copied = False  # an operand copied: its broadcast batch dims could not be viewed as one
@@ -163,11 +171,12 @@ class _Mapped:
         if t.dim() == 2 or len(self.batch) <= 1 and t.dim() == 3:
             return t
         full = t.expand(self.batch + tuple(t.shape[-2:]))
+        flat = (self._count(),) + tuple(t.shape[-2:])  # (not -1: undetermined when a dim is 0)
         try:
-            return full.view((-1,) + tuple(t.shape[-2:]))
+            return full.view(flat)
         except RuntimeError:
             self.copied = True
-            return full.reshape((-1,) + tuple(t.shape[-2:]))
+            return full.reshape(flat)
 
     def kernel_out(self, out: torch.Tensor) -> torch.Tensor:
         """out_view, or a clear error where out's layout cannot be viewed so (a prepared op binds views)."""

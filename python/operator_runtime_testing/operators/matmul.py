@@ -51,7 +51,7 @@ RECORD = Operator(
     # refusals of the GPU kernel only: its TMA copies need 16-byte rows and K >= 1; the C target's
     # kernel loads element by element and runs those cases (matmul on the CPU takes every dtype:
     # no tensor cores there to round float32 to tf32)
-    tilelang_gpu_only=("K and N must be multiples of 8", "needs K >= 1"),
+    tilelang_gpu_only=("K and N must be multiples of 8", "needs K >= 1", "needs a and b of one batch"),
     tilelang_dtypes=((torch.float16, torch.bfloat16), "multiplies float16 and bfloat16"),
     production={"cuda": "production: wgmma fed by TMA on sm_90 (mma.sync elsewhere); f32 on CUDA cores",
                 "tilelang": "production: T.copy (TMA) and T.gemm under T.Pipelined"},

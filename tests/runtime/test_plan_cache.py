@@ -352,3 +352,19 @@ def test_big_workspace_not_kept(gen):
     x = randn((2, row_len), gen, "cpu")
     check("softmax", ort.softmax(x, -1, backend="cpu"), x, dim=-1)
     assert plan_cache.cache_info().size == 0
+
+
+def test_a_negated_view_is_refused_after_a_hit_of_its_layout(gen):
+    """torch's lazy negation bit (z.conj().imag) leaves the memory un-negated: the runtime must
+    refuse such a tensor by name, as input or out, also where a plain tensor of the same layout
+    has a plan (a fuzzer found every op reading the raw memory: wrong signs, silently)."""
+    z = torch.complex(torch.randn(5, generator=gen), torch.randn(5, generator=gen))
+    negated, plain = z.conj().imag, torch.randn(5, generator=gen)
+    assert negated.is_neg() and negated.stride() == (2,)
+    strided = torch.randn(10, generator=gen)[::2]  # the same layout, no bit: its plan is made first
+    check("copy", ort.copy(strided), strided)
+    with pytest.raises(ValueError, match="input has torch's negation bit set"):
+        ort.copy(negated)
+    with pytest.raises(ValueError, match="out has torch's negation bit set"):
+        ort.copy(plain, out=z.clone().conj().imag)
+    check("reduce_sum", ort.reduce_sum(negated.resolve_neg(), 0), negated.resolve_neg(), dim=0)

@@ -21,6 +21,9 @@ def float_tensor(op: str, name: str, value) -> torch.Tensor:
         raise TypeError(f"{op}: {name} must be a dense (strided) tensor, got layout {value.layout}")
     if value.dim() > MAX_RANK:
         raise ValueError(f"{op}: {name} has {value.dim()} dims; at most {MAX_RANK} are supported")
+    if value.is_neg():  # a lazy view (z.conj().imag): its memory holds the values negated
+        raise ValueError(f"{op}: {name} has torch's negation bit set (a lazy view such as z.conj().imag): its memory "
+                         f"holds the negated values; pass {name}.resolve_neg()")
     return value
 
 

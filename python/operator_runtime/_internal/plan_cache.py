@@ -197,7 +197,7 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
     call is not one the cache keys (anything unusual: the prepare path checks and reports it).
 
     Nothing here checks the arguments: a key is only ever found when prepare_<op> accepted the
-    same layouts before, so an input that is not a float32/16-bit strided tensor of rank <= 8
+    same layouts before (torch's lazy negation bit counts as layout: checks.float_tensor refuses it), so an input that is not a float32/16-bit strided tensor of rank <= 8
     (whose key no plan has) misses and goes to the prepare path, which reports it; one without
     the attributes read here (not a tensor, no strides) raises, and run_eager does the same.
     Built in one expression per arity: this runs on every eager call (issue 16's host time)."""
@@ -212,15 +212,15 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
             return None
     if len(inputs) == 1:
         (a,) = inputs
-        return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device,
-                a.shape, a.stride(), a.dtype, a.device)
+        return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device, out.is_neg(),
+                a.shape, a.stride(), a.dtype, a.device, a.is_neg())
     if len(inputs) == 2:
         a, b = inputs
-        return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device,
-                a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device)
-    key = (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device)
+        return (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device, out.is_neg(),
+                a.shape, a.stride(), a.dtype, a.device, a.is_neg(), b.shape, b.stride(), b.dtype, b.device, b.is_neg())
+    key = (op, backend, stream, attrs, types, out.shape, out.stride(), out.dtype, out.device, out.is_neg())
     for t in inputs:
-        key += (t.shape, t.stride(), t.dtype, t.device)
+        key += (t.shape, t.stride(), t.dtype, t.device, t.is_neg())
     return key
 
 

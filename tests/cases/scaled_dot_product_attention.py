@@ -67,6 +67,8 @@ def correctness_cases():
         Case("scale-causal-gqa", qkv(2, 4, 17, 29, 32, hkv=2), {"scale": 1.7, **CAUSAL, **GQA}),
         # large queries: scores of ~1e4, whose exp overflows unless each row's max is subtracted
         Case("large-scores", qkv(1, 2, 40, 70, 16, values="large")),
+        # NaN and +-inf in the queries: their rows are NaN in torch (a guard "sum > 0" once made them 0)
+        Case("nan-inf-queries", qkv(1, 2, 20, 37, 16, values="extreme"), CAUSAL),
         # other ranks: (S, D), (H, S, D) and two batch dims
         Case("rank-2", (T((9, 16)), T((11, 16)), T((11, 8)))),
         Case("rank-3", (T((4, 33, 16)), T((4, 20, 16)), T((4, 20, 16))), CAUSAL),

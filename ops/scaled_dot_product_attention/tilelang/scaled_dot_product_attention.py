@@ -116,8 +116,8 @@ def _sdpa_cpu(dtype: str, rank: int):
                         stat[1] += s[j]
                         for e in T.serial(dv):
                             acc[e] += s[j] * load(V[where[2] + (b * CPU_BLOCK + j) * vs + e * vd], dtype, False)
-            for e in T.serial(dv):  # Sk = 0: no keys, torch's 0
-                O[where[3] + e * od] = store(T.if_then_else(stat[1] > 0, acc[e] / stat[1], 0.0), dtype, False)
+            for e in T.serial(dv):  # Sk = 0: no keys, torch's 0 (not "sum > 0": a NaN sum must stay NaN)
+                O[where[3] + e * od] = store(T.if_then_else(where[4] > 0, acc[e] / stat[1], 0.0), dtype, False)
 
     return sdpa_cpu
 
@@ -193,8 +193,8 @@ def _sdpa_gpu(dtype: str, rank: int, d_tile: int, dv_tile: int):
                 T.copy(acc_s, acc_s_cast)  # P in the storage dtype, as FlashAttention multiplies it
                 T.gemm(acc_s_cast, V_s, acc_o, policy=policy)
             for i, c in T.Parallel(BLOCK_M, dv_tile):
-                if i0 + i < sq and c < dv:  # Sk = 0: no keys, torch's 0
+                if i0 + i < sq and c < dv:  # Sk = 0: no keys, torch's 0 (not "sum > 0": a NaN sum stays NaN)
                     O[where[3] + (i0 + i) * os + c * od] = T.cast(
-                        T.if_then_else(logsum[i] > 0, acc_o[i, c] / logsum[i], 0.0), dtype)
+                        T.if_then_else(sk > 0, acc_o[i, c] / logsum[i], 0.0), dtype)
 
     return sdpa

@@ -34,6 +34,8 @@ def api_error_cases():
         ErrorCase("no-broadcast", (T((4, 5)),), {}, ValueError, "cannot broadcast to out's shape", out=T((4, 6))),
         ErrorCase("dtype-disagrees-with-out", (T((4, 5)),), {"dtype": torch.float16}, TypeError,
                   "dtype=torch.float16 disagrees with out", out=T((4, 5))),
+        ErrorCase("dtype-unsupported", (T((4, 5)),), {"dtype": torch.float64}, TypeError,
+                  "dtype=torch.float64 is not supported"),  # (it once said "out has dtype": no out was passed)
     ]
 
 

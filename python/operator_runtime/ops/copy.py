@@ -17,6 +17,8 @@ def copy(input: torch.Tensor, *, out: torch.Tensor | None = None, dtype: torch.d
     """
     if out is None:  # (with out given, the checks run once per layout: see plan_cache._key)
         input = checks.float_tensor("copy", "input", input)
+        if dtype is not None and dtype not in checks.DTYPE_CODES:  # (named here: the out made from it is not the caller's)
+            raise TypeError(f"copy: dtype={dtype} is not supported; supported dtypes are {checks.DTYPE_NAMES}")
         out = torch.empty_like(input, dtype=dtype, memory_format=torch.contiguous_format)
     elif dtype is not None and checks.float_tensor("copy", "out", out).dtype != dtype:
         raise TypeError(f"copy: dtype={dtype} disagrees with out's dtype {out.dtype}")

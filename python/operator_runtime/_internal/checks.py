@@ -100,5 +100,25 @@ def disjoint_from_out(op: str, out: torch.Tensor, inputs: dict[str, torch.Tensor
         if start >= o_end or o_start >= end:
             continue
         identical = (t.data_ptr(), t.shape, t.stride(), t.dtype) == (out.data_ptr(), out.shape, out.stride(), out.dtype)
-        if not (allow_identical and identical):
-            raise ValueError(f"{op}: out overlaps {name} in memory; pass a separate out tensor")
+        if allow_identical and identical or not identical and _interleaved(out, t):
+            continue
+        raise ValueError(f"{op}: out overlaps {name} in memory; pass a separate out tensor")
+
+
+MAX_INTERLEAVE_CHECK = 1 << 24  # storage elements: marking more costs more than refusing saves
+
+
+def _interleaved(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two views whose byte ranges overlap still share no element (a[::2] and a[1::2], the
+    columns of one matrix split in two): their storage offsets marked one by one. False (assume
+    they share) where that is not cheap or not exact: other element sizes, another storage, or one
+    past MAX_INTERLEAVE_CHECK elements."""
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    if a.element_size() != b.element_size() or sa.data_ptr() != sb.data_ptr():
+        return False
+    n = sa.nbytes() // a.element_size()
+    if n > MAX_INTERLEAVE_CHECK:
+        return False
+    marks = torch.zeros(n, dtype=torch.bool, device=a.device)
+    marks.as_strided(a.shape, a.stride(), a.storage_offset()).fill_(True)
+    return not bool(marks.as_strided(b.shape, b.stride(), b.storage_offset()).any())

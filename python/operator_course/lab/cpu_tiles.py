@@ -214,10 +214,19 @@ def _refuse_shared_writes(nest) -> None:
         parallel.append(body.loop_var)
         body = body.body
 
-    def uses(expr, var) -> bool:
+    bound = {}  # j = bx * TILE + i in the loop's body: a variable bound to an expression (tirx.Bind)
+    tirx.stmt_functor.post_order_visit(body, lambda n: bound.__setitem__(n.var, n.value)
+                                       if isinstance(n, tirx.Bind) else None)
+
+    def uses(expr, var, depth: int = 0) -> bool:
         found = []
-        tirx.stmt_functor.post_order_visit(expr, lambda n: found.append(n) if isinstance(n, tirx.Var)
-                                           and n.same_as(var) else None)
+
+        def visit(n):
+            if isinstance(n, tirx.Var) and (n.same_as(var) or n in bound and depth < 8
+                                            and uses(bound[n], var, depth + 1)):
+                found.append(n)
+
+        tirx.stmt_functor.post_order_visit(expr, visit)
         return bool(found)
 
     def check(node, guarded: frozenset):

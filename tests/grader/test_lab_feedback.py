@@ -139,8 +139,14 @@ def test_matmul_feedback_names_the_part_of_the_tiled_kernel_that_is_wrong():
     out = _right("matmul", case)
     out[:, 64:] += 1.0  # the right edge
     assert "only the columns past column 64 are wrong" in _fails("matmul", case, out)
-    zero_k = _case("matmul", (5, 6, 0))
-    assert "K = 0: C = A @ B is all zeros" in _fails("matmul", zero_k, torch.full((5, 6), float("nan")))
+    zero_k = _case("matmul", (5, 6, 0))  # nothing stored: the grid (N // BN blocks) or a store inside the K loop
+    text = _fails("matmul", zero_k, torch.full((5, 6), float("nan")))
+    assert "T.ceildiv(N, BN)" in text and "store C even when the K loop runs no iteration" in text
+    one = _case("matmul", (1, 1, 1))  # C all 0: a K loop of K // BK = 0 iterations
+    assert "no product reached C" in _fails("matmul", one, torch.zeros(1, 1), passed=[])
+    out = _right("matmul", case)
+    out[:, 1:] += 1.0  # from column 1 on: an index off by one, not a partial edge tile
+    assert "edge is partial" not in _fails("matmul", case, out)
     long_k = _case("matmul", (19, 23, 1000))
     a, b = long_k.inputs
     first_tiles = (a[:, :992].double() @ b[:992].double()).float()  # the last, partial K tile lost

@@ -406,7 +406,8 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             more = counts.get((r["buf"], r["rw"], None), 1)
             out_lines.append(f"{title}: {who} {verb} {name}[{index}] at CUDA_SOURCE {line}, {side} ({name} has "
                              f"{n} element{'s' * (n != 1)}){f'; {more} such accesses in all' if more > 1 else ''}.")
-            hints.append(_op_hint(op, "past_end", JUDGE_HINTS["past_end"]["cuda"]))
+            default = _op_hint(op, "past_end", JUDGE_HINTS["past_end"]["cuda"])
+            hints.append(_op_hint(op, "past_end_read", default) if r["rw"] == "read" else default)
         elif kind == "double_write":
             b = int(r["buf"])
             more = counts.get((None, None, "double"), 1)

@@ -241,7 +241,8 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     """(which elements are wrong, in words a student can act on, with the first few of them;
     the mask of wrong elements)."""
     exact, special = get(op).exact, SPECIAL.get(op) == case.shape
-    passed = [p for p in passed if not p.probe]
+    # evidence from inputs that passed: an empty output (M = 0, a batch of 0) passes whatever the kernel does
+    passed = [p for p in passed if not p.probe and math.prod(output_shape(op, p.shape)) > 0]
     g, w = got.double().reshape(want.shape), want.double()
     rtol, atol = (0.0, 0.0) if exact else TOLERANCES[want.dtype]
     bound = atol + torch.as_tensor(_extra_atol(op, case), dtype=torch.float64).expand_as(w) + rtol * w.abs()
@@ -354,6 +355,8 @@ def _matmul_hints(g: torch.Tensor, w: torch.Tensor, wrong: torch.Tensor, case: C
     """Where a wrong C lies says which part of a tiled matmul is wrong: its K loop, the tiles at
     its right or bottom edge, or its accumulator's precision."""
     m, n, k = case.shape
+    if bool(g.isnan().all()):  # not one element of C written: the grid, before anything inside it
+        return ["Hint: " + hint["unwritten_all"] + "."]
     if k == 0:
         return ["Hint: " + hint["k_zero"] + "."]
     if case.dtype != torch.float32:
@@ -364,15 +367,27 @@ def _matmul_hints(g: torch.Tensor, w: torch.Tensor, wrong: torch.Tensor, case: C
     rows, cols = wrong.any(1).nonzero().flatten(), wrong.any(0).nonzero().flatten()
     first_row, first_col = int(rows[0]), int(cols[0])
     lines = []
-    if first_row > 0 and bool(wrong[first_row:].all()) and int(wrong.sum()) == (m - first_row) * n:
-        lines.append("Hint: " + hint["edge_tile"].format(which="the rows", first=f"row {first_row}") + ".")
-    elif first_col > 0 and bool(wrong[:, first_col:].all()) and int(wrong.sum()) == (n - first_col) * m:
-        lines.append("Hint: " + hint["edge_tile"].format(which="the columns", first=f"column {first_col}") + ".")
+    # an edge tile starts at a multiple of the tile (16, 32, 64, ...): wrong rows or columns from row 1 or
+    # 5 on are an index that is off, not a partial tile
+    edge = "edge_unwritten" if bool(g[wrong].isnan().all()) else "edge_tile"  # no block there, or a wrong one
+    if first_row % 16 == 0 and first_row > 0 and bool(wrong[first_row:].all()) and \
+            int(wrong.sum()) == (m - first_row) * n:
+        lines.append("Hint: " + hint[edge].format(which="the rows", first=f"row {first_row}") + ".")
+    elif first_col % 16 == 0 and first_col > 0 and bool(wrong[:, first_col:].all()) and \
+            int(wrong.sum()) == (n - first_col) * m:
+        lines.append("Hint: " + hint[edge].format(which="the columns", first=f"column {first_col}") + ".")
+    elif bool((g[wrong] == 0).all()) and bool(wrong.all()):  # nothing accumulated, and stored
+        lines.append("Every element is 0. Hint: " + hint["zeros"] + ".")
     elif int(wrong.sum()) >= 0.9 * wrong.numel():  # a lost K tile can leave a few sums right by chance
         longest = max((p.shape[2] for p in passed if p.shape[2] > 1), default=0)
         every = "Every element is wrong" if bool(wrong.all()) else "Nearly every element is wrong"
         lines.append(f"{every}. Hint: " + (hint["k_tail"].format(ok=longest) if 1 < longest < k
                                            else hint["every"]) + ".")
+        # every input that passed fits one 64 x 64 tile of C, this one does not: a tile's place is as likely
+        if passed and max(p.shape[0] for p in passed) <= 64 and max(p.shape[1] for p in passed) <= 64 \
+                and max(m, n) > 64:
+            lines.append("Every input that passed fits in one 64 x 64 tile of C and this one does not. Hint: "
+                         + hint["later_tiles"] + ".")
     return lines
 
 

@@ -77,10 +77,46 @@ RECORD = Operator(
                              "cuda": "{evidence}: keep the running sum in a float "
                                      "(static_cast<float> each product's factors) and round to T once, at the store"},
         "edge_tile": {"tilelang": "only {which} past {first} are wrong: the tile at the edge is partial. T.copy "
-                                    "guards its tiles; stores or loads you index yourself need `if i < M` / `if j < N`",
+                                    "guards its tiles; stores or loads you index yourself need `if i < M` / `if j < N`. "
+                                    "Or that tile loads the wrong block: A's tile starts at row by * BM (the block's M "
+                                    "index), B's at column bx * BN (its N index)",
                         "cuda": "only {which} past {first} are wrong: the tile at the edge is partial. Guard the loads "
                                 "(load 0 for a row >= M, a column >= N or a k >= K) and the store (`if (row < m && "
-                                "col < n)`)"},
+                                "col < n)`). Or that tile loads the wrong block: A's rows come from blockIdx.y, B's "
+                                "columns from blockIdx.x"},
+        # the edge rows or columns left NaN: no block covered them
+        "edge_unwritten": {"tilelang": "only {which} past {first} are wrong, and never written: the tile at the "
+                                       "edge is partial and nothing stored it. Either no block covers it (the grid is "
+                                       "T.ceildiv(N, BN) blocks along x, bx over N's tiles, and T.ceildiv(M, BM) along "
+                                       "y, by over M's) or its store's guard skips it (`if i < M`, not a whole-tile test)",
+                           "cuda": "only {which} past {first} are wrong, and never written: the tile at the edge is "
+                                   "partial and nothing stored it. Either no block covers it (the grid is ((n + TILE - "
+                                   "1) / TILE, (m + TILE - 1) / TILE): blockIdx.x over N's tiles, blockIdx.y over M's) "
+                                   "or the store's guard skips it (`if (row < m && col < n)`)"},
+        # only multi-tile inputs fail: where tiles past the first go, not the K loop, may be wrong
+        "later_tiles": {"tilelang": "check where the tiles past the first are loaded and stored: block (bx, by) "
+                                    "owns C[by * BM : (by + 1) * BM, bx * BN : (bx + 1) * BN], reads A's rows from "
+                                    "by * BM and B's columns from bx * BN",
+                        "cuda": "check where the tiles past the first are loaded and stored: block (blockIdx.x, "
+                                "blockIdx.y) owns rows blockIdx.y * TILE.. and columns blockIdx.x * TILE.. of C"},
+        # C all zeros: no product reached the accumulator, or it was cleared after the K loop
+        "zeros": {"tilelang": "no product reached C: the K loop ran no iteration (K // BK is 0 when K < BK: loop "
+                              "over T.ceildiv(K, BK) tiles), or the accumulator was cleared after it",
+                  "cuda": "no product reached C: the K loop ran no iteration (k / TILE is 0 when k < TILE: loop over "
+                          "(k + TILE - 1) / TILE tiles), or the sum was reset after it"},
+        # not one element of C written: no block ran (or none stored)
+        "unwritten_all": {"tilelang": "launch T.ceildiv(N, BN) x T.ceildiv(M, BM) blocks (N // BN is 0 when N < BN, "
+                                      "and a grid of 0 blocks runs nothing), with bx over N's tiles and by over M's; "
+                                      "and store C even when the K loop runs no iteration",
+                          "cuda": "launch ((n + TILE - 1) / TILE, (m + TILE - 1) / TILE) blocks (n / TILE is 0 when "
+                                  "n < TILE), blockIdx.x over N's tiles and blockIdx.y over M's; and store C even "
+                                  "when the K loop runs no iteration"},
+        # an out-of-bounds read (the CPU path's report): the loads, before the store
+        "past_end_read": {"tilelang": "guard the loads you index yourself (0 past M, N or K; T.copy guards its own "
+                                      "tiles), and check each index runs over its own dim: A[row, k], B[k, col]",
+                          "cuda": "load 0 past the edges (`row < m && k0 + tx < k ? a[row * k + k0 + tx] : 0`, "
+                                  "likewise for b), and check each index runs over its own dim: a[row * k + kk] "
+                                  "(row < m, kk < k), b[kk * n + col] (kk < k, col < n)"},
         "k_tail": {"tilelang": "inputs with K up to {ok} passed: the K loop loses (or double-counts) the last K "
                                  "tile: loop over T.ceildiv(K, BK) tiles; T.copy zero-fills a tile past K",
                      "cuda": "inputs with K up to {ok} passed: the K loop loses the last, partial K tile, or adds "

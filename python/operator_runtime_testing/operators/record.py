@@ -94,9 +94,10 @@ class Operator:
     tilelang_dtypes: tuple | None = None
     # the lab judge's words for this operator's own mistakes (lab/judge.py, beside its generic ones):
     # situation -> {language: hint}. Situations the judge knows: "past_end" and "double_write" (the CPU
-    # run's faults, lab/judge.HINTS' words unless the record has its own), "unwritten" (outputs left NaN),
-    # "empty_rows" (rows of length 0), "row_sums" (rows that must sum to 1 do not); a matmul kind's
-    # "precision", "edge_tile", "k_tail", "k_zero" (lab/judge._matmul_hints); for batched matrices
+    # run's faults, lab/judge.HINTS' words unless the record has its own; "past_end_read" for a read, else
+    # "past_end"), "unwritten" (outputs left NaN), "empty_rows" (rows of length 0), "row_sums" (rows that
+    # must sum to 1 do not); a matmul kind's "precision", "edge_tile", "edge_unwritten", "k_tail", "later_tiles",
+    # "k_zero", "zeros", "unwritten_all" (lab/judge._matmul_hints); for batched matrices
     # (attention) "late_rows", "early_rows" (lab/judge._positions_hint) and "special" (its special input
     # of large values: lab/cases.LARGE_INPUTS), and the names of its alternatives (below)
     hints: dict = field(default_factory=dict)

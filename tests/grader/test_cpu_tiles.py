@@ -9,6 +9,7 @@ Compile times: run with -rA (or -s) to see them."""
 from __future__ import annotations
 
 import functools
+import sys
 import time
 
 import pytest
@@ -320,3 +321,45 @@ def test_same_source_lowers_for_cuda(name):
 
     source = compile_kernel_source(PROGRAMS[name]("float16"), target={"kind": "cuda", "arch": "sm_90"})
     assert "__global__" in source
+
+
+RACE_GUARDS = {  # the store under each condition: one iteration's (runs) or many (refused)
+    "if j == 0:": True,
+    "if j >= 0:": False,
+    "if j == j:": False,
+}
+
+
+@pytest.mark.parametrize("condition", list(RACE_GUARDS))
+def test_a_parallel_loop_may_write_one_element_only_from_one_iteration(condition, tmp_path, monkeypatch):
+    """On the C target a T.Parallel loop runs in order, so a loop-carried s[0] += x[j] sums right
+    where a GPU races: refused, also behind a condition that holds for many iterations; a store
+    under `if j == 0` (one iteration) is not a race."""
+    source = f'''
+import tilelang.language as T
+
+
+def program():
+    @T.prim_func
+    def f(X: T.Tensor((64,), "float32"), Y: T.Tensor((1,), "float32")):
+        with T.Kernel(1) as bx:
+            s = T.alloc_fragment((1,), "float32")
+            T.clear(s)
+            for j in T.Parallel(64):
+                {condition}
+                    s[0] = s[0] + X[j]
+            Y[0] = s[0]
+
+    return f
+'''
+    (tmp_path / "race_program.py").write_text(source)  # TileLang reads a program's source from its file
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import importlib
+
+    module = importlib.import_module("race_program")
+    if RACE_GUARDS[condition]:
+        compile_tiles(module.program(), "c")
+    else:
+        with pytest.raises(Exception, match=r"T.Parallel loop over j reads and writes s\[0\]"):
+            compile_tiles(module.program(), "c")
+    del sys.modules["race_program"]

@@ -205,8 +205,8 @@ def _refuse_shared_writes(nest) -> None:
     depend on every parallel variable of the nest (each iteration writes the same element: a race)
     unless it is a thread's own scratch (a T.alloc_local / T.alloc_var value written before it is
     read in the iteration), and a read-modify-write of such an element anywhere (``s[0] = s[0] + x[j]``:
-    a sum needs T.reduce_sum). A store under an ``if`` on the missing variable (``if j == 0``) is one
-    iteration's, not a race."""
+    a sum needs T.reduce_sum). A store under ``if j == c`` on the missing variable is one iteration's,
+    not a race (any other condition, ``if j >= 0``, may hold for many)."""
     from tvm import tirx
 
     parallel, body = [], nest
@@ -231,10 +231,12 @@ def _refuse_shared_writes(nest) -> None:
 
     def check(node, guarded: frozenset):
         if isinstance(node, tirx.IfThenElse):
-            guard = guarded | {i for i, v in enumerate(parallel) if uses(node.condition, v)}
-            check(node.then_case, guard)
+            # `if j == c` picks one iteration (its then-branch only); `if j >= 0` or `if j < n` picks many
+            c = node.condition
+            pins = {i for i, v in enumerate(parallel) if isinstance(c, tirx.EQ) and uses(c.a, v) != uses(c.b, v)}
+            check(node.then_case, guarded | pins)
             if node.else_case is not None:
-                check(node.else_case, guard)
+                check(node.else_case, guarded)
             return
         if isinstance(node, tirx.BufferStore):
             missing = [v for i, v in enumerate(parallel) if i not in guarded

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import re
 import sys
+import tempfile
 import traceback
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,15 +64,26 @@ _PACKAGE = str(Path(__file__).resolve().parents[2])  # python/ of this checkout
 @contextmanager
 def captured_log():
     """TileLang's log while a program is built or compiled, kept instead of printed: when a build
-    fails it logs the generated program (dozens of lines) at CRITICAL, before the real error."""
+    fails it logs the generated program (dozens of lines) at CRITICAL, before the real error. Its C++
+    half writes warnings straight to file descriptor 2 ("T.vectorized loop ... lowered as a serial
+    loop", for a correct program on the C target), which Jupyter shows in the cell: those are kept
+    too, read back into the log when the build is done."""
     logger = logging.getLogger("tilelang")
     kept = io.StringIO()
     saved = logger.handlers[:], logger.propagate
     logger.handlers, logger.propagate = [logging.StreamHandler(kept)], False
-    try:
-        yield kept
-    finally:
-        logger.handlers, logger.propagate = saved
+    with tempfile.TemporaryFile() as native:
+        sys.stderr.flush()
+        stderr = os.dup(2)
+        os.dup2(native.fileno(), 2)
+        try:
+            yield kept
+        finally:
+            os.dup2(stderr, 2)
+            os.close(stderr)
+            logger.handlers, logger.propagate = saved
+            native.seek(0)
+            kept.write(native.read(1 << 20).decode(errors="replace"))
 
 
 def explain(e: BaseException, who: str, what: str, log: str = "") -> tuple[str, str]:

@@ -323,43 +323,58 @@ def test_same_source_lowers_for_cuda(name):
     assert "__global__" in source
 
 
-RACE_GUARDS = {  # the store under each condition: one iteration's (runs) or many (refused)
-    "if j == 0:": True,
-    "if j >= 0:": False,
-    "if j == j:": False,
+# T.Parallel loops over j (and one nest), each either one a GPU runs as written (True) or a race the
+# C target's in-order run would hide (False): cheats that scored full marks, and the honest forms
+RACES = {
+    "pinned: if j == 0": (["for j in T.Parallel(64):", "    if j == 0:", "        s[0] = s[0] + X[j]"], True),
+    "own elements": (["for j in T.Parallel(64):", "    t[0] = X[j] * 2.0", "    Z[j] = t[0]"], True),
+    "if j >= 0": (["for j in T.Parallel(64):", "    if j >= 0:", "        s[0] = s[0] + X[j]"], False),
+    "if j == j": (["for j in T.Parallel(64):", "    if j == j:", "        s[0] = s[0] + X[j]"], False),
+    "if T.min(j, 0) == 0": (["for j in T.Parallel(64):", "    if T.min(j, 0) == 0:",
+                              "        s[0] = s[0] + X[j]"], False),
+    "index j // 65536": (["for j in T.Parallel(64):", "    s[j // 65536] = s[j // 65536] + X[j]"], False),
+    "through a bound value": (["for j in T.Parallel(64):", "    v = t[0]", "    t[0] = v + X[j]"], False),
+    "through another buffer": (["for j in T.Parallel(64):", "    u[0] = t[0]", "    t[0] = u[0] + X[j]"], False),
+    "nested under a serial loop": (["for i in T.Parallel(1):", "    for r in T.serial(1):",
+                                    "        for j in T.Parallel(64):", "            s[i] = s[i] + X[j]"], False),
 }
 
 
-@pytest.mark.parametrize("condition", list(RACE_GUARDS))
-def test_a_parallel_loop_may_write_one_element_only_from_one_iteration(condition, tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", list(RACES))
+def test_a_parallel_loop_may_write_one_element_only_from_one_iteration(name, tmp_path, monkeypatch):
     """On the C target a T.Parallel loop runs in order, so a loop-carried s[0] += x[j] sums right
-    where a GPU races: refused, also behind a condition that holds for many iterations; a store
-    under `if j == 0` (one iteration) is not a race."""
+    where a GPU races: refused, whatever hides it (a condition true for many j, an index that names
+    j but never moves, a bound value, a second local buffer, a nest under a serial loop); a store
+    under `if j == 0` (one iteration) and a thread's own scratch written before it is read run."""
+    lines, allowed = RACES[name]
+    body = "\n".join(" " * 12 + line for line in lines)
     source = f'''
 import tilelang.language as T
 
 
 def program():
     @T.prim_func
-    def f(X: T.Tensor((64,), "float32"), Y: T.Tensor((1,), "float32")):
+    def f(X: T.Tensor((64,), "float32"), Y: T.Tensor((1,), "float32"), Z: T.Tensor((64,), "float32")):
         with T.Kernel(1) as bx:
             s = T.alloc_fragment((1,), "float32")
+            t = T.alloc_local((1,), "float32")
+            u = T.alloc_local((1,), "float32")
             T.clear(s)
-            for j in T.Parallel(64):
-                {condition}
-                    s[0] = s[0] + X[j]
-            Y[0] = s[0]
+            t[0] = 0.0
+{body}
+            Y[0] = s[0] + t[0]
 
     return f
 '''
-    (tmp_path / "race_program.py").write_text(source)  # TileLang reads a program's source from its file
+    module = f"race_{abs(hash(name))}"
+    (tmp_path / f"{module}.py").write_text(source)  # TileLang reads a program's source from its file
     monkeypatch.syspath_prepend(str(tmp_path))
     import importlib
 
-    module = importlib.import_module("race_program")
-    if RACE_GUARDS[condition]:
-        compile_tiles(module.program(), "c")
+    program = importlib.import_module(module).program()
+    if allowed:
+        compile_tiles(program, "c")
     else:
-        with pytest.raises(Exception, match=r"T.Parallel loop over j reads and writes s\[0\]"):
-            compile_tiles(module.program(), "c")
-    del sys.modules["race_program"]
+        with pytest.raises(Exception, match=r"T.Parallel loop over j (reads and )?writes"):
+            compile_tiles(program, "c")
+    del sys.modules[module]

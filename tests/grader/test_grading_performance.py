@@ -2,7 +2,9 @@
 class (tests/labs/performance/: an honest fast and an honest slow kernel, and every timing hack
 a lab answer can hold) graded by the real, sandboxed grader. On a GPU each must score what its
 real kernel deserves and no reported figure may exceed the device's measured ceiling; on a CPU
-grader the timings stay pending with their points, and the rest is judged as usual."""
+grader the timings stay pending with their points, and the rest is judged as usual: there only
+CPU_CLASS is graded (every answer's CPU-side checks are lab 1's ordinary ones, which the control
+and hostile classes of test_grading.py cover; the timing hacks show only on a GPU)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LABS = ROOT / "labs"
 GPU = torch.cuda.is_available()
 JOBS = max(2, min(8, (os.cpu_count() or 2) // 2))
+CPU_CLASS = ("honest_fast", "perf_pointer_cache", "perf_torch_leftover")  # an honest answer and two hacks
 LIMITS = ["--per-process-limits"] if (cgroups.available() or cgroups.workdir_available()) else []
 
 
@@ -37,7 +40,7 @@ def graded(tmp_path_factory):
             pytest.fail("CI must grade in the sandbox: bubblewrap is missing (.ci/run installs it)")
         pytest.skip("bubblewrap is not installed (apt-get install bubblewrap)")
     tmp = tmp_path_factory.mktemp("performance")
-    specs = write_class(LABS / "01_copy.ipynb", tmp / "class", "performance")
+    specs = write_class(LABS / "01_copy.ipynb", tmp / "class", "performance", () if GPU else CPU_CLASS)
     out = tmp / "grades"
     result = subprocess.run([sys.executable, "-m", "operator_course.grader.grade", str(tmp / "class"),
                              "--labs", str(LABS), "--lab", "01_copy", "-o", str(out), "--jobs", str(JOBS),

@@ -66,11 +66,14 @@ def student_notebook(instructor, spec: dict):
     return nb
 
 
-def write_class(instructor_path: Path, folder: Path, kind: str) -> dict[str, dict]:
-    """One folder per answer file of ``kind`` (control | hostile | performance); returns student -> spec."""
+def write_class(instructor_path: Path, folder: Path, kind: str, only: tuple[str, ...] = ()) -> dict[str, dict]:
+    """One folder per answer file of ``kind`` (control | hostile | performance), or of those named in
+    ``only``; returns student -> spec."""
     instructor = read(instructor_path)
     specs = {}
     for path in sorted((HERE / kind).glob("*.py")):
+        if only and path.stem not in only:
+            continue
         spec = parse(path)
         (folder / path.stem).mkdir(parents=True)
         nbformat.write(student_notebook(instructor, spec), str(folder / path.stem / instructor_path.name))

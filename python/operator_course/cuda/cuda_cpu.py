@@ -340,6 +340,7 @@ KINDS = {
     "shfl_source": "shuffle reads a lane outside its mask", "trap": "__trap", "assert": "assertion failed",
     "double_write": "two threads write one output element",
     "input_write": "write into an input",
+    "untracked": "too much shared or __device__ memory between two barriers to check",
     "uninit": "read of shared memory no thread wrote",
 }
 HINTS = {
@@ -422,6 +423,12 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"input {names[b]}: on a GPU the threads that update it at once lose each other's updates, "
                              f"and the caller's tensor is changed{f' ({more} such writes in all)' if more > 1 else ''}.")
             hints.append(HINTS[kind])
+        elif kind == "untracked":
+            out_lines.append(f"{title}: {who} at CUDA_SOURCE {line} touched more than {r['bytes']} distinct bytes of "
+                             "__shared__ or __device__ memory since the last __syncthreads(), past what the CPU check "
+                             "follows for races; a lab kernel needs far less (a tile of shared memory per block).")
+            hints.append("keep large tables out of __device__ memory and stage shared memory a tile at a time, with a "
+                         "__syncthreads() between tiles")
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"
             b = int(r.get("near", 0))

@@ -199,67 +199,136 @@ def for_each_parallel_nest(stmt, visit) -> None:
 
 
 def _refuse_shared_writes(nest) -> None:
-    """The iterations of a T.Parallel nest are independent by contract: on a GPU its threads run them
+    """The iterations of a T.Parallel loop are independent by contract: on a GPU its threads run them
     at once, while the C target runs them in order, where a loop-carried update computes the right
-    answer. So the C target refuses, as the GPU would fail, a store in the nest whose element does not
-    depend on every parallel variable of the nest (each iteration writes the same element: a race)
-    unless it is a thread's own scratch (a T.alloc_local / T.alloc_var value written before it is
-    read in the iteration), and a read-modify-write of such an element anywhere (``s[0] = s[0] + x[j]``:
-    a sum needs T.reduce_sum). A store under ``if j == c`` on the missing variable is one iteration's,
-    not a race (any other condition, ``if j >= 0``, may hold for many)."""
-    from tvm import tirx
+    answer. So the C target refuses, as the GPU would fail:
+    - a store whose element does not vary with each parallel variable around it (``s[0]``, also
+      ``s[j // 65536]``: TVM's analyzer decides over the loop's range), unless under ``if j == c``
+      for an index strictly monotone in j (one iteration), in any scope but a thread's own scratch
+      (T.alloc_local): every iteration writes the same element, a race;
+    - a read of such an element (any scope) before the iteration has written it: a loop-carried
+      value (``s[0] = s[0] + x[j]``, also through ``v = s[0]`` or another local buffer); a sum needs
+      T.reduce_sum.
+    Variables bound in the body (``j = bx * TILE + i``) are followed; T.Parallel loops nested under
+    others, serial loops between them included, add their variables."""
+    from tvm import arith, ir, tirx
 
-    parallel, body = [], nest
-    while isinstance(body, tirx.For) and body.kind == tirx.ForKind.PARALLEL:
-        parallel.append(body.loop_var)
-        body = body.body
-
-    bound = {}  # j = bx * TILE + i in the loop's body: a variable bound to an expression (tirx.Bind)
-    tirx.stmt_functor.post_order_visit(body, lambda n: bound.__setitem__(n.var, n.value)
+    bound = {}  # tirx.Bind: a variable bound to an expression in the loop's body
+    tirx.stmt_functor.post_order_visit(nest, lambda n: bound.__setitem__(n.var, n.value)
                                        if isinstance(n, tirx.Bind) else None)
 
-    def uses(expr, var, depth: int = 0) -> bool:
-        found = []
+    def expand(expr):
+        for _ in range(8):  # bound variables in bound values, a few levels deep
+            uses_bound = []
+            tirx.stmt_functor.post_order_visit(expr, lambda n: uses_bound.append(n)
+                                               if isinstance(n, tirx.Var) and n in bound else None)
+            if not uses_bound:
+                break
+            expr = tirx.stmt_functor.substitute(expr, bound)
+        return expr
 
-        def visit(n):
-            if isinstance(n, tirx.Var) and (n.same_as(var) or n in bound and depth < 8
-                                            and uses(bound[n], var, depth + 1)):
-                found.append(n)
+    def analyzer(loops):
+        a = arith.Analyzer()
+        for var, extent in loops:
+            a.bind(var, ir.Range.from_min_extent(0, extent - 1))  # var and var + 1 both in range
+        return a
 
-        tirx.stmt_functor.post_order_visit(expr, visit)
-        return bool(found)
+    def next_of(expr, var):
+        return tirx.stmt_functor.substitute(expr, {var: var + tirx.const(1, var.dtype)})
 
-    def check(node, guarded: frozenset):
+    def varies(index, var, loops) -> bool:
+        """Whether the element ``index`` moves with ``var`` (not provably the same for var and var + 1)."""
+        e = expand(index)
+        return not analyzer(loops).can_prove_equal(next_of(e, var), e)
+
+    def pins(cond, var, loops) -> bool:
+        """``cond`` holds for one value of ``var`` at most: a == b, one side strictly monotone in var and
+        the other not moving with it."""
+        if not isinstance(cond, tirx.EQ):
+            return False
+        a, sides = analyzer(loops), (expand(cond.a), expand(cond.b))
+        for side, other in (sides, sides[::-1]):
+            e1 = next_of(side, var)
+            if (a.can_prove(e1 > side) or a.can_prove(e1 < side)) and a.can_prove_equal(next_of(other, var), other):
+                return True
+        return False
+
+    def element(load_or_store) -> tuple:
+        return load_or_store.buffer.data, tuple(str(expand(i)) for i in load_or_store.indices)
+
+    shared: dict[tuple, str] = {}  # element -> its text, written by every iteration of some loop
+
+    def writes(node, loops, pinned):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
+            return writes(node.body, loops + [(node.loop_var, node.extent)], pinned)
         if isinstance(node, tirx.IfThenElse):
-            # `if j == c` picks one iteration (its then-branch only); `if j >= 0` or `if j < n` picks many
-            c = node.condition
-            pins = {i for i, v in enumerate(parallel) if isinstance(c, tirx.EQ) and uses(c.a, v) != uses(c.b, v)}
-            check(node.then_case, guarded | pins)
+            extra = {v for v, _ in loops if pins(node.condition, v, loops)}
+            writes(node.then_case, loops, pinned | extra)
             if node.else_case is not None:
-                check(node.else_case, guarded)
+                writes(node.else_case, loops, pinned)
             return
         if isinstance(node, tirx.BufferStore):
-            missing = [v for i, v in enumerate(parallel) if i not in guarded
-                       and not any(uses(index, v) for index in node.indices)]
+            missing = [v for v, _ in loops if not any(v.same_as(p) for p in pinned)
+                       and not any(varies(i, v, loops) for i in node.indices)]
             if missing:
-                reads_itself = []
-                tirx.stmt_functor.post_order_visit(node.value, lambda n: reads_itself.append(n) if isinstance(
-                    n, tirx.BufferLoad) and n.buffer.same_as(node.buffer) else None)
-                if reads_itself or node.buffer.scope() not in ("local", "local.var"):
-                    element = f"{node.buffer.name}[{', '.join(str(i) for i in node.indices)}]"
-                    names = ", ".join(v.name for v in missing)
-                    how = ("reads and writes" if reads_itself else "writes")
-                    raise ParallelRace(
-                        f"every iteration of the T.Parallel loop over {names} {how} {element}: on a GPU the "
-                        f"iterations run at once, on different threads, so their updates of {element} race and "
-                        f"all but one are lost (the CPU runs them in order, which would hide it). A T.Parallel "
-                        f"iteration may write only its own elements (indexed by {names}); to combine a tile into "
-                        f"one value use T.reduce_sum / T.reduce_max, or a T.serial loop")
+                text = f"{node.buffer.name}[{', '.join(str(i) for i in node.indices)}]"
+                if node.buffer.scope() not in ("local", "local.var"):
+                    itself = []
+                    tirx.stmt_functor.post_order_visit(expand(node.value), lambda n: itself.append(n) if isinstance(
+                        n, tirx.BufferLoad) and element(n) == element(node) else None)
+                    raise ParallelRace(_race_message(missing, text, "reads and writes" if itself else "writes"))
+                shared[element(node)] = text
             return
         for child in _children(node):
-            check(child, guarded)
+            writes(child, loops, pinned)
 
-    check(body, frozenset())
+    writes(nest, [], set())
+    if not shared:
+        return
+
+    def loads(expr, defined, loops):
+        found = []
+        tirx.stmt_functor.post_order_visit(expand(expr), lambda n: found.append(n)
+                                           if isinstance(n, tirx.BufferLoad) else None)
+        for load in found:
+            key = element(load)
+            if key in shared and key not in defined:
+                raise ParallelRace(_race_message([v for v, _ in loops] or [nest.loop_var], shared[key],
+                                                 "reads and writes"))
+
+    def reads(node, defined: set, loops):
+        """Program order within one iteration: a shared element read before this iteration wrote it."""
+        if isinstance(node, tirx.For):
+            inner = loops + [(node.loop_var, node.extent)] if node.kind == tirx.ForKind.PARALLEL else loops
+            return reads(node.body, defined, inner)
+        if isinstance(node, tirx.IfThenElse):
+            loads(node.condition, defined, loops)
+            reads(node.then_case, set(defined), loops)
+            if node.else_case is not None:
+                reads(node.else_case, set(defined), loops)
+            return
+        if isinstance(node, tirx.BufferStore):
+            loads(node.value, defined, loops)
+            for i in node.indices:
+                loads(i, defined, loops)
+            defined.add(element(node))
+            return
+        if isinstance(node, tirx.Bind):
+            return loads(node.value, defined, loops)
+        if isinstance(node, tirx.Evaluate):
+            return loads(node.value, defined, loops)
+        for child in _children(node):
+            reads(child, defined, loops)
+
+    reads(nest, set(), [])
+
+
+def _race_message(missing, element: str, how: str) -> str:
+    names = ", ".join(v.name for v in missing)
+    return (f"every iteration of the T.Parallel loop over {names} {how} {element}: on a GPU the iterations run at "
+            f"once, on different threads, so their updates of {element} race and all but one are lost (the CPU runs "
+            f"them in order, which would hide it). A T.Parallel iteration may write only its own elements (indexed "
+            f"by {names}); to combine a tile into one value use T.reduce_sum / T.reduce_max, or a T.serial loop")
 
 
 def _children(node) -> list:

@@ -193,7 +193,7 @@ struct Runtime {
   long long oob_count[8][2] = {};
   // who wrote each element of the output (the last buffer) this launch: (global thread + 1, epoch)
   std::vector<std::pair<unsigned, unsigned>> written;
-  long long block_linear = 0, double_writes = 0, input_writes = 0;
+  long long block_linear = 0, double_writes = 0, input_writes = 0, untracked = 0;
   long long race_count = 0, wild_count = 0;
   // the initcheck
   std::vector<SharedRange> shared_ranges;
@@ -327,7 +327,13 @@ void shared_access(uintptr_t a, int size, bool write, void* pc) {
     for (unsigned probe = 0; probe < CELLS; ++probe, h = (h + 1) & (CELLS - 1)) {
       Cell& x = r.cells[h];
       if (x.stamp != r.stamp) {
-        if (++r.cells_used > CELLS / 2) { r.tracking = false; return; }  // too much to track: stop
+        if (++r.cells_used > CELLS / 2) {  // too much to track: stop, and say so (a kernel that read a
+          // large __device__ table first once turned the race check off for its whole launch)
+          r.tracking = false;
+          if (r.untracked++ == 0)
+            r.report += fmt("kind=untracked|bytes=%u|pc=%lu|", CELLS / 2, pc_off(pc)) + where(r.current) + "\n";
+          return;
+        }
         x = Cell{byte, r.stamp, -1, {-1, -1}, 0, {0, 0}, nullptr, {nullptr, nullptr}};
         c = &x;
         break;
@@ -688,7 +694,7 @@ void release_barrier() {
   r.at_barrier = 0;
   ++r.barrier_gen;
   flush_uninit();
-  ++r.stamp, r.cells_used = 0;  // a new epoch: what came before the barrier is ordered
+  ++r.stamp, r.cells_used = 0, r.tracking = true;  // a new epoch: what came before the barrier is ordered
   if (r.profile && !r.profile->instances.empty()) profile_flush(*r.profile);
 }
 
@@ -1005,7 +1011,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
           f.sp = initial_stack(r.stacks + t * STACK, STACK);
         }
         r.at_barrier = r.exited = 0;
-        ++r.stamp, r.cells_used = 0;
+        ++r.stamp, r.cells_used = 0, r.tracking = true;
         r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
         r.pending.clear();
         for (auto& s : r.warp_sync) s = 0;
@@ -1070,7 +1076,7 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
     r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
   }
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
-  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = 0;
+  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = 0;
   r.pending.clear();
   if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
   r.last_error = 0;

@@ -18,7 +18,7 @@ from .submissions import read_regular
 MAX_ARTIFACT = 4 << 20  # one serialized program or source
 MAX_EXECUTED = 16 << 20  # the executed notebook kept for review
 ARTIFACT_NAMES = ("error.txt", "report.txt", "source.cu", "float32.json", "float16.json", "bfloat16.json",
-                  "gpu-float32.json")  # export.py's (the GPU program of the first dtype: on a CPU grader)
+                  "gpu-float32.json", "gpu-float16.json", "gpu-bfloat16.json")  # export.py's (gpu-: on a CPU grader)
 
 
 @dataclass

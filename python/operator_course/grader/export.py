@@ -62,9 +62,8 @@ def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str
         if not isinstance(program, tvm.tirx.PrimFunc):
             raise Unavailable(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
         (folder / f"{dtype}.json").write_text(tvm.ir.save_json(program))
-    if not gpu:  # a CPU grader runs the CPU's programs; the GPU's must build as well, and is compared there
-        dtype = dtypes[0]
-        try:
+    for dtype in dtypes if not gpu else ():  # a CPU grader runs the CPU's programs; the GPU's of each dtype
+        try:  # must build as well, and are compared there (one that raised for float16 only passed)
             with captured_log() as log:
                 program = factory(dtype, True)
         except Exception as e:  # noqa: BLE001

@@ -340,6 +340,7 @@ KINDS = {
     "shfl_source": "shuffle reads a lane outside its mask", "trap": "__trap", "assert": "assertion failed",
     "double_write": "two threads write one output element",
     "input_write": "write into an input",
+    "cross_read": "read of an output element another block wrote",
     "untracked": "too much shared or __device__ memory between two barriers to check",
     "uninit": "read of shared memory no thread wrote",
 }
@@ -423,6 +424,13 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"input {names[b]}: on a GPU the threads that update it at once lose each other's updates, "
                              f"and the caller's tensor is changed{f' ({more} such writes in all)' if more > 1 else ''}.")
             hints.append(HINTS[kind])
+        elif kind == "cross_read":
+            b = int(r["buf"])
+            out_lines.append(f"{title}: {who} reads {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which block "
+                             f"{_triple(r['other_block'])} wrote: on a GPU blocks run in any order, so that block may "
+                             "not have written it yet (here blocks run one after another, and it always has).")
+            hints.append("a block may read only what it wrote itself (or its inputs): combine blocks' results with "
+                         "atomicAdd, or in a second kernel")
         elif kind == "untracked":
             out_lines.append(f"{title}: {who} at CUDA_SOURCE {line} touched more than {r['bytes']} distinct bytes of "
                              "__shared__ or __device__ memory since the last __syncthreads(), past what the CPU check "

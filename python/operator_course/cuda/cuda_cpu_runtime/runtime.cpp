@@ -193,7 +193,7 @@ struct Runtime {
   long long oob_count[8][2] = {};
   // who wrote each element of the output (the last buffer) this launch: (global thread + 1, epoch)
   std::vector<std::pair<unsigned, unsigned>> written;
-  long long block_linear = 0, double_writes = 0, input_writes = 0, untracked = 0;
+  long long block_linear = 0, double_writes = 0, input_writes = 0, untracked = 0, cross_reads = 0;
   long long race_count = 0, wild_count = 0;
   // the initcheck
   std::vector<SharedRange> shared_ranges;
@@ -464,6 +464,23 @@ void output_write(uintptr_t a, void* pc) {
   w.first = me, w.second = r.stamp;
 }
 
+// A read of an output element another block wrote: blocks run in any order on a GPU (and at once),
+// so that block may not have written it yet; here blocks run one after another and it always has.
+void output_read(uintptr_t a, void* pc) {
+  Runtime& r = R();
+  const Buffer& B = r.buffers[r.nbuffers - 1];
+  const size_t index = (a - B.lo) / B.elem;
+  if (index >= r.written.size()) return;
+  const auto& w = r.written[index];
+  if (!w.first || (long long)((w.first - 1) / r.nthreads) == r.block_linear) return;
+  if (r.cross_reads++ == 0) {
+    const long long other = (w.first - 1) / r.nthreads;
+    const dim3 g = builtins.gridDim;
+    r.report += fmt("kind=cross_read|buf=%d|index=%zu|pc=%lu|other_block=%lld,%lld,%lld|", r.nbuffers - 1, index,
+                    pc_off(pc), other % g.x, other / g.x % g.y, other / ((long long)g.x * g.y)) + where(r.current) + "\n";
+  }
+}
+
 // A store (or atomic) into an input: the launcher hands inputs as const T*, and a kernel that casts
 // that away to use an input as scratch races with itself on a GPU (its threads' plain += lose
 // updates), where the fibers here run one at a time and would get it right. Reported once.
@@ -640,6 +657,7 @@ inline void access(void* p, int size, bool write, void* pc) {
     if (a - B.guard_lo < B.guard_len) {
       if (a - B.lo < B.len && a + size - B.lo <= B.len) {
         if (write && b == r.nbuffers - 1 && !r.in_atomic) output_write(a, pc);
+        if (!write && b == r.nbuffers - 1 && !r.in_atomic) output_read(a, pc);
         if (write && b < r.nbuffers - 1) input_write(b, a, pc);
         if (r.profile && r.profile->mode == 1) {
           if (!r.in_atomic) {
@@ -1076,7 +1094,7 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
     r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
   }
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
-  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = 0;
+  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = r.cross_reads = 0;
   r.pending.clear();
   if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
   r.last_error = 0;

@@ -364,6 +364,10 @@ HINTS = {
     "input_write": "the inputs are read-only (the launcher passes them as const T*): keep partial results in "
                    "registers or shared memory and combine them there (or with atomicAdd on the output), never in "
                    "an input",
+    "cross_read": "a block may read only what it wrote itself (or its inputs): combine blocks' results with "
+                  "atomicAdd, or in a second kernel",
+    "untracked": "keep large tables out of __device__ memory and stage shared memory a tile at a time, with a "
+                 "__syncthreads() between tiles",
     "uninit": "each element of shared memory a thread reads must first be stored by a thread of the block (with a "
               "__syncthreads() between the store and another thread's read): have every thread store, a neutral "
               "value where it has no data (`sdata[tid] = i < n ? x[i] : 0`, not `if (i < n) sdata[tid] = x[i]`), or "
@@ -429,14 +433,12 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             out_lines.append(f"{title}: {who} reads {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which block "
                              f"{_triple(r['other_block'])} wrote: on a GPU blocks run in any order, so that block may "
                              "not have written it yet (here blocks run one after another, and it always has).")
-            hints.append("a block may read only what it wrote itself (or its inputs): combine blocks' results with "
-                         "atomicAdd, or in a second kernel")
+            hints.append(HINTS[kind])
         elif kind == "untracked":
             out_lines.append(f"{title}: {who} at CUDA_SOURCE {line} touched more than {r['bytes']} distinct bytes of "
                              "__shared__ or __device__ memory since the last __syncthreads(), past what the CPU check "
                              "follows for races; a lab kernel needs far less (a tile of shared memory per block).")
-            hints.append("keep large tables out of __device__ memory and stage shared memory a tile at a time, with a "
-                         "__syncthreads() between tiles")
+            hints.append(HINTS[kind])
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"
             b = int(r.get("near", 0))

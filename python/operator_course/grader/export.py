@@ -53,25 +53,19 @@ def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str
 
     if not callable(factory):
         raise Unavailable(f"expected a function returning a T.prim_func, got {type(factory).__name__}")
-    for dtype in dtypes:
+    # a CPU grader runs the CPU's programs; the GPU's of each dtype must build as well, and are compared
+    # there (gpu-<dtype>.json: one that raised for float16 only once passed)
+    builds = [(dtype, gpu, "") for dtype in dtypes] + [(dtype, True, "gpu-") for dtype in dtypes if not gpu]
+    for dtype, for_gpu, prefix in builds:
+        where = " for a GPU (gpu=True)" if prefix else ""
         try:
             with captured_log() as log:
-                program = factory(dtype, gpu)
+                program = factory(dtype, for_gpu)
         except Exception as e:  # noqa: BLE001 - the student's program does not build: their error
-            raise Unavailable(explain(e, who, f"building the {dtype} program", log.getvalue())[0]) from e
+            raise Unavailable(explain(e, who, f"building the {dtype} program{where}", log.getvalue())[0]) from e
         if not isinstance(program, tvm.tirx.PrimFunc):
-            raise Unavailable(f"the function returned {type(program).__name__} for {dtype}, not a T.prim_func")
-        (folder / f"{dtype}.json").write_text(tvm.ir.save_json(program))
-    for dtype in dtypes if not gpu else ():  # a CPU grader runs the CPU's programs; the GPU's of each dtype
-        try:  # must build as well, and are compared there (one that raised for float16 only passed)
-            with captured_log() as log:
-                program = factory(dtype, True)
-        except Exception as e:  # noqa: BLE001
-            raise Unavailable(explain(e, who, f"building the {dtype} program for a GPU (gpu=True)",
-                                      log.getvalue())[0]) from e
-        if not isinstance(program, tvm.tirx.PrimFunc):
-            raise Unavailable(f"the function returned {type(program).__name__} for {dtype} on a GPU, not a T.prim_func")
-        (folder / f"gpu-{dtype}.json").write_text(tvm.ir.save_json(program))
+            raise Unavailable(f"the function returned {type(program).__name__} for {dtype}{where}, not a T.prim_func")
+        (folder / f"{prefix}{dtype}.json").write_text(tvm.ir.save_json(program))
 
 
 def _describe(e: BaseException) -> str:

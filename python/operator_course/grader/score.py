@@ -138,9 +138,9 @@ class Verdicts:
         with self._lock:
             for r in rows:
                 job = jobs.get(r.check)
-                key = self._key(r.check, job) if job is not None else None
-                result = (job.result or {}) if job is not None else {}
-                if key is not None and not result.get("flag") and not result.get("lost"):
+                if job is None or job.result is None or job.result.get("flag") or job.result.get("lost"):
+                    continue  # (a check that never ran, a flagged result, a run the sandbox lost)
+                if (key := self._key(r.check, job)) is not None:
                     self._rows.setdefault(key, replace(r, student=""))
 
 
@@ -236,8 +236,8 @@ def verdict(spec: CheckSpec, job: Job | None, failed: str | None, student: str, 
                 failed_row.picture = base64.b64encode(picture.png(e.mask, title)).decode()
             return failed_row
     if result.get("gpu_program_differs"):  # the CPU program passed; the GPU's is another one
-        return Row(student, lab, spec.id, PENDING, 0.0, spec.points,
-                   f"{spec.op} ({name}): the CPU program passed on {len(job.cases)} inputs, but {GPU_PROGRAM_DIFFERS}")
+        return row(PENDING, f"{spec.op} ({name}): the CPU program passed on {len(job.cases)} inputs, but "
+                            f"{GPU_PROGRAM_DIFFERS}")
     return row("passed", f"{spec.op} ({name}): passed on {len(job.cases)} inputs")
 
 

@@ -288,8 +288,8 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
         else:
             which = "all of them: n is smaller than one tile" if count == w.numel() else "the rest are right"
             lines.append(f"Only the tail is wrong: the last {count} elements ({which}). Hint: " + hint["tail"] + ".")
-    elif w.dim() >= 3 and w.shape[-2] > 1 and _positions_hint(wrong, hint, g):  # batched matrices (attention)
-        lines.append(_positions_hint(wrong, hint, g))
+    elif w.dim() >= 3 and w.shape[-2] > 1 and (positions := _positions_hint(wrong, hint, g)):  # attention's
+        lines.append(positions)
     elif count == w.numel() and not large:  # on the special input of large values its own hint says more
         sums = record.kind == "rows" and w.shape != case.shape and bool(g.isfinite().all())
         lines.append("Every element is wrong. Hint: " + hint["every_sum" if sums else "every"] + ".")

@@ -197,8 +197,8 @@ def _key(op: str, backend, out, inputs: tuple, attrs: tuple) -> tuple | None:
     call is not one the cache keys (anything unusual: the prepare path checks and reports it).
 
     Nothing here checks the arguments: a key is only ever found when prepare_<op> accepted the
-    same layouts before (torch's lazy negation bit counts as layout: checks.float_tensor refuses it), so an input that is not a float32/16-bit strided tensor of rank <= 8
-    (whose key no plan has) misses and goes to the prepare path, which reports it; one without
+    same layouts before (torch's lazy negation bit counts as layout: checks.float_tensor refuses it),
+    so an input that is not a float32/16-bit strided tensor of rank <= 8 (whose key no plan has) misses and goes to the prepare path, which reports it; one without
     the attributes read here (not a tensor, no strides) raises, and run_eager does the same.
     Built in one expression per arity: this runs on every eager call (issue 16's host time)."""
     if backend is not None and type(backend) is not str:

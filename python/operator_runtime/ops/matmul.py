@@ -55,10 +55,8 @@ def prepare_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *,
 
 
 def _prepare_kernel_form(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, backend: str | None = None) -> PreparedOp:
-    """The kernels' own prepared op for operands already in their form (2-d and 3-d): never mapped
-    again, also where a mapped operand (a copy, now contiguous) could be folded."""
-    a, b = checks.float_tensor("matmul", "a", a), checks.float_tensor("matmul", "b", b)
-    out = checks.float_tensor("matmul", "out", out)
+    """The kernels' own prepared op for operands already in their form (2-d and 3-d) and already checked
+    by the caller: never mapped again, also where a mapped operand (a copy, now contiguous) could be folded."""
     checks.out_like("matmul", out, _result_shape(a, b), a.dtype)
     return bind_prepared(SIGNATURE, out, {"a": a, "b": b}, (), backend)
 

@@ -428,11 +428,23 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"input {names[b]}: on a GPU the threads that update it at once lose each other's updates, "
                              f"and the caller's tensor is changed{f' ({more} such writes in all)' if more > 1 else ''}.")
             hints.append(HINTS[kind])
+        elif kind == "cross_read" and "device" in r:
+            var = _variable(lib, int(r["addr"]), int(r.get("size", 1)), False)
+            out_lines.append(f"read of a __device__ variable another block wrote: {who} reads {var} at CUDA_SOURCE {line}, "
+                             f"which block {_triple(r['other_block'])} wrote in this launch: on a GPU blocks run in any "
+                             "order, so that block may not have written it yet (here blocks run one after another, and "
+                             "it always has).")
+            hints.append(HINTS[kind])
         elif kind == "cross_read":
             b = int(r["buf"])
             out_lines.append(f"{title}: {who} reads {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which block "
                              f"{_triple(r['other_block'])} wrote: on a GPU blocks run in any order, so that block may "
                              "not have written it yet (here blocks run one after another, and it always has).")
+            hints.append(HINTS[kind])
+        elif kind == "untracked" and "device" in r:
+            out_lines.append(f"{title}: {who} at CUDA_SOURCE {line} wrote more than {r['bytes']} distinct bytes of "
+                             "__device__ memory in one launch, past what the CPU check follows for reads across blocks; "
+                             "a lab kernel needs a few words there at most.")
             hints.append(HINTS[kind])
         elif kind == "untracked":
             out_lines.append(f"{title}: {who} at CUDA_SOURCE {line} touched more than {r['bytes']} distinct bytes of "

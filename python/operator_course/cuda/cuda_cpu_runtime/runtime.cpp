@@ -53,6 +53,7 @@
 #include <cstdarg>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace __cuda_cpu {
@@ -201,6 +202,11 @@ struct Runtime {
   std::vector<Uninit> pending;
   unsigned block_stamp = 0;
   long long uninit_count = 0;
+  // who last wrote each 4-byte word of the library's other writable statics (__device__ variables)
+  // this launch: block + 1 (the cross-block read check); `ticket`: this block did an atomic on one
+  std::unordered_map<uintptr_t, long long> device_writer;
+  bool ticket = false, device_untracked = false;
+  long long device_cross = 0, blocks = 0;
   int last_error = 0;
   long long clock = 0;
   unsigned long long clock_state = 0x9E3779B97F4A7C15ull;  // clock_counter's step generator
@@ -481,6 +487,39 @@ void output_read(uintptr_t a, void* pc) {
   }
 }
 
+// A read of a __device__ variable's word another block wrote this launch: as for the output, that block
+// may not have run yet on a GPU. The one ordered way (CUDA's last-block reduction) is an atomic ticket:
+// the block that finds every other block arrived reads their partials; run in order here, that is the
+// grid's last block, after an atomic of its own. Any other block's read of another block's word is reported.
+constexpr size_t MAX_DEVICE_WORDS = 1 << 21;
+void device_access(uintptr_t a, int size, bool write, void* pc) {
+  Runtime& r = R();
+  if (r.device_untracked) return;
+  const long long me = r.block_linear + 1;
+  if (r.in_atomic) r.ticket = true;
+  for (uintptr_t w = a >> 2; w <= (a + size - 1) >> 2; ++w) {
+    if (write || r.in_atomic) {
+      if (r.device_writer.size() >= MAX_DEVICE_WORDS && !r.device_writer.count(w)) {
+        r.device_untracked = true;  // a lab kernel needs a few words here; say so rather than stop checking
+        if (r.untracked++ == 0)
+          r.report += fmt("kind=untracked|device=1|bytes=%zu|pc=%lu|", MAX_DEVICE_WORDS * 4, pc_off(pc)) + where(r.current) + "\n";
+        return;
+      }
+      r.device_writer[w] = me;
+      continue;
+    }
+    const auto it = r.device_writer.find(w);
+    if (it == r.device_writer.end() || it->second == me || (r.ticket && me == r.blocks)) continue;
+    if (r.device_cross++ == 0) {
+      const long long other = it->second - 1;
+      const dim3 g = builtins.gridDim;
+      r.report += fmt("kind=cross_read|device=1|addr=%lu|size=%d|pc=%lu|other_block=%lld,%lld,%lld|", (unsigned long)(a - r.lib_base),
+                      size, pc_off(pc), other % g.x, other / g.x % g.y, other / ((long long)g.x * g.y)) + where(r.current) + "\n";
+    }
+    return;
+  }
+}
+
 // A store (or atomic) into an input: the launcher hands inputs as const T*, and a kernel that casts
 // that away to use an input as scratch races with itself on a GPU (its threads' plain += lose
 // updates), where the fibers here run one at a time and would get it right. Reported once.
@@ -687,7 +726,10 @@ inline void access(void* p, int size, bool write, void* pc) {
   }
   for (auto& s : r.writable)
     if (a - s.first < s.second) {
-      if (!r.shared_ranges.empty()) init_access(a, size, write, pc, false);
+      bool is_shared = false;
+      for (const auto& x : r.shared_ranges) is_shared |= a - x.lo < x.len;
+      if (is_shared) init_access(a, size, write, pc, false);
+      else device_access(a, size, write, pc);
       return shared_access(a, size, write, pc);
     }
   if (!write)
@@ -1016,6 +1058,8 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   }
   r.host_lo = (uintptr_t)stack_lo, r.host_len = stack_size;
   builtins.blockDim = block, builtins.gridDim = grid;
+  r.blocks = (long long)grid.x * grid.y * grid.z;
+  r.device_writer.clear(), r.device_untracked = false;  // a launch sees the whole of the one before it
   r.active = true;
   for (unsigned z = 0; z < grid.z && !r.aborted; ++z)
     for (unsigned y = 0; y < grid.y && !r.aborted; ++y)
@@ -1031,6 +1075,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         r.at_barrier = r.exited = 0;
         ++r.stamp, r.cells_used = 0, r.tracking = true;
         r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
+        r.ticket = false;
         r.pending.clear();
         for (auto& s : r.warp_sync) s = 0;
         profile_block_begin(r);
@@ -1094,7 +1139,7 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
     r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
   }
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
-  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = r.cross_reads = 0;
+  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = r.cross_reads = r.device_cross = 0;
   r.pending.clear();
   if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
   r.last_error = 0;

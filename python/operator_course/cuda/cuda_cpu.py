@@ -343,8 +343,11 @@ KINDS = {
     "cross_read": "read of an output element another block wrote",
     "untracked": "too much shared or __device__ memory between two barriers to check",
     "uninit": "read of shared memory no thread wrote",
+    "cas_once": "atomicCAS not retried",
 }
 HINTS = {
+    "cas_once": "an atomicCAS update must retry until it succeeds: `old = *p; do { assumed = old; old = atomicCAS(p, "
+                "assumed, new_value(assumed)); } while (old != assumed);` (or use atomicAdd where one exists)",
     "race": "put a __syncthreads() between the threads' writes to shared memory and the other threads' reads "
             "(and between the reads and the next writes)",
     "barrier_exit": "every thread of the block must reach each __syncthreads: take it out of the branch (or the "
@@ -450,6 +453,12 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             out_lines.append(f"{title}: {who} at CUDA_SOURCE {line} touched more than {r['bytes']} distinct bytes of "
                              "__shared__ or __device__ memory since the last __syncthreads(), past what the CPU check "
                              "follows for races; a lab kernel needs far less (a tile of shared memory per block).")
+            hints.append(HINTS[kind])
+        elif kind == "cas_once":
+            out_lines.append(f"{title}: {who} called atomicCAS at CUDA_SOURCE line {r['line']}, which found the value changed by "
+                             "another thread's update (on a GPU threads that update one address at once make all but "
+                             "one CAS fail; here that is simulated once per thread) and the thread went on without "
+                             "trying again: its update is lost.")
             hints.append(HINTS[kind])
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"

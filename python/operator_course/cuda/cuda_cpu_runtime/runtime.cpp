@@ -74,6 +74,8 @@ struct Fiber {
   unsigned mask;
   unsigned char value[16];
   int predicate[2];
+  uintptr_t cas_lost;  // an address whose atomicCAS failed here as under contention, not retried yet
+  int cas_line;
 };
 
 struct Buffer {
@@ -207,6 +209,9 @@ struct Runtime {
   std::unordered_map<uintptr_t, long long> device_writer;
   bool ticket = false, device_untracked = false;
   long long device_cross = 0, blocks = 0;
+  // the global thread (+ 1) that last did an atomicCAS on each address this launch (cas_contended)
+  std::unordered_map<uintptr_t, long long> cas_last;
+  long long cas_once = 0;
   int last_error = 0;
   long long clock = 0;
   unsigned long long clock_state = 0x9E3779B97F4A7C15ull;  // clock_counter's step generator
@@ -822,9 +827,19 @@ void stuck() {
   }
 }
 
+// A thread's end with an atomicCAS that failed as under contention and was never retried (cas_contended).
+void cas_check_retried(int t) {
+  Runtime& r = R();
+  Fiber& f = r.fibers[t];
+  if (!f.cas_lost) return;
+  if (r.cas_once++ == 0) r.report += fmt("kind=cas_once|line=%d|", f.cas_line) + where(t) + "\n";
+  f.cas_lost = 0;
+}
+
 void finish_thread() {
   Runtime& r = R();
   const int t = r.current, base = t - lane_of(t);
+  cas_check_retried(t);
   r.fibers[t].state = EXITED;
   ++r.exited;
   for (int l = 0; l < 32 && base + l < r.nthreads; ++l) {
@@ -979,6 +994,30 @@ void atomic_enter(int line) {
 }
 void atomic_exit() { R().in_atomic = false; }
 
+// Threads run one at a time here, so a read-then-atomicCAS update never meets another thread's; on a
+// GPU threads updating one address at once make all but one CAS fail, and a kernel that does not retry
+// loses their updates. So a thread's atomicCAS on an address another thread CASed this launch fails once
+// (the header returns a value other than `compare` and stores nothing); a retry loop goes on, and a
+// thread that reaches its end without retrying is reported (cas_once).
+bool cas_contended(void* address, int line) {
+  Runtime& r = R();
+  if (!r.active || r.current < 0) return false;
+  Fiber& f = r.fibers[r.current];
+  const uintptr_t a = (uintptr_t)address;
+  const long long me = r.block_linear * r.nthreads + r.current + 1;
+  if (f.cas_lost == a) {  // the retry: it succeeds or fails on the value alone
+    f.cas_lost = 0;
+    r.cas_last[a] = me;
+    return false;
+  }
+  auto& last = r.cas_last[a];
+  const bool contended = last != 0 && last != me;
+  last = me;
+  if (contended) f.cas_lost = a, f.cas_line = line;
+  return contended;
+}
+
+
 void trap(int line) {
   Runtime& r = R();
   if (!r.active) abort();
@@ -1059,7 +1098,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   r.host_lo = (uintptr_t)stack_lo, r.host_len = stack_size;
   builtins.blockDim = block, builtins.gridDim = grid;
   r.blocks = (long long)grid.x * grid.y * grid.z;
-  r.device_writer.clear(), r.device_untracked = false;  // a launch sees the whole of the one before it
+  r.device_writer.clear(), r.device_untracked = false, r.cas_last.clear();  // a launch sees the whole of the one before it
   r.active = true;
   for (unsigned z = 0; z < grid.z && !r.aborted; ++z)
     for (unsigned y = 0; y < grid.y && !r.aborted; ++y)
@@ -1069,6 +1108,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         for (int t = 0; t < n; ++t) {
           Fiber& f = r.fibers[t];
           f.state = RUNNABLE;
+          f.cas_lost = 0;
           f.tid = uint3{(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / (block.x * block.y))};
           f.sp = initial_stack(r.stacks + t * STACK, STACK);
         }
@@ -1139,7 +1179,7 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
     r.buffers[b] = Buffer{(uintptr_t)d[0], (uintptr_t)d[1], (uintptr_t)d[2], (uintptr_t)d[3], (long long)d[4]};
   }
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
-  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = r.cross_reads = r.device_cross = 0;
+  r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = r.cross_reads = r.device_cross = r.cas_once = 0;
   r.pending.clear();
   if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
   r.last_error = 0;

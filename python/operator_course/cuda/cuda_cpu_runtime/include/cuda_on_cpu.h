@@ -95,6 +95,7 @@ int syncthreads_reduce(int kind, int predicate, int line);  // kind: 0 count, 1 
 unsigned activemask();
 void atomic_enter(int line);  // the accesses up to atomic_exit are one atomic operation
 void atomic_exit();
+bool cas_contended(void* address, int line);  // fail this atomicCAS once, as under contention (runtime.cpp)
 void trap(int line);
 void* dynamic_shared();
 int kernel_printf(const char* format, ...);
@@ -204,6 +205,11 @@ __CUDA_CPU_ATOMIC(atomicDec, (old == 0 || old > (T)v) ? (T)v : old - 1)
 #undef __CUDA_CPU_ATOMIC
 template <class T, class U, class V>
 inline T atomicCAS_at(int line, T* a, U compare, V v) {
+  if (::__cuda_cpu::cas_contended((void*)a, line)) {  // another thread's update landed first: what it left
+    T other = (T)compare;
+    *reinterpret_cast<unsigned char*>(&other) ^= 1;
+    return other;
+  }
   return ::__cuda_cpu::atomic(line, a, [&](T old) { return old == (T)compare ? (T)v : old; });
 }
 #define atomicAdd(...) atomicAdd_at(__LINE__, __VA_ARGS__)

@@ -36,7 +36,14 @@ PREAMBLE = """#include <cstdint>
 # (parameters, body). Element-wise kernels get a grid smaller than the data for large inputs (so
 # they must loop, grid-stride); row kernels get one 256-thread block per row; matmul a block per
 # 32x32 tile of C.
-LAUNCHERS = {op: (r.cuda.params, f"if ({r.cuda.empty}) return 0;\n  {r.cuda.launch}") for op, r in OPERATORS.items()}
+def launcher(op: str, grid_cap: str | None = None) -> tuple[str, str]:
+    """(parameters, body) of ``op``'s entry point; ``grid_cap``: the C expression for the most blocks an
+    element-wise launcher starts (default: the record's number, a GPU's)."""
+    r = OPERATORS[op].cuda
+    return r.params, f"if ({r.empty}) return 0;\n  " + r.launch.replace("GRID_CAP", grid_cap or str(r.grid_cap))
+
+
+LAUNCHERS = {op: launcher(op) for op in OPERATORS}
 # A step kernel of a chapter (ops/<op>/steps/*.cu) brings its own launch: a host function
 # ``launch<T>(inputs..., out, sizes..., stream)`` next to its kernel, since how the grid is sized is
 # part of what each step teaches. The entry points (and so the calls) stay the lab's.

@@ -98,7 +98,8 @@ def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
     """The CPU build's translation unit: our header, the student's text numbered as CUDA_SOURCE,
     and the lab's C entry points (cuda_build's, launched through the header). ``own_launch``: a
     step kernel whose source launches itself (cuda_build.STEP_LAUNCHERS); its launches are rewritten too."""
-    params, body = cuda_build.LAUNCHERS[op]
+    # fewer blocks than a GPU's launcher: a kernel must loop on the lab's own sizes (the runtime's grid_cap)
+    params, body = cuda_build.launcher(op, f"::__cuda_cpu::grid_cap({cuda_build.OPERATORS[op].cuda.grid_cap})")
     if own_launch:
         body, student_source = cuda_build.STEP_LAUNCHERS[op], cpu_launcher(student_source)
     entries = []
@@ -175,8 +176,17 @@ def build(op: str, student_source: str, own_launch: bool = False) -> "CpuLab":
 def shared_names(source: str) -> set[str]:
     """The names ``source`` declares __shared__: `__shared__ __align__(16) float a[32][33], b;` -> a, b
     (the last name before each declarator's `[`, `,`, `;`, `=` or `{` outside parentheses). A
-    __shared__ spelled through a macro of the student's is not seen: its variable is then not checked."""
+    __shared__ spelled through a macro of the student's is not seen here (shared_ranges still finds it
+    when it is function-local). A parenthesized name, `__shared__ float (total);`, is the name."""
     tokens = [t for t in cuda_build._lex(source) if t.kind != "nl"]
+    collapsed = True
+    while collapsed:  # ( name ) -> name, so that the declarator's name is the last before its `;`
+        collapsed = False
+        for k in range(len(tokens) - 2):
+            if tokens[k].text == "(" and tokens[k + 1].kind == "id" and tokens[k + 2].text == ")":
+                tokens[k:k + 3] = [tokens[k + 1]]
+                collapsed = True
+                break
     names: set[str] = set()
     for k, t in enumerate(tokens):
         if t.kind != "id" or t.text != "__shared__":
@@ -204,16 +214,15 @@ def shared_names(source: str) -> set[str]:
 
 
 def shared_ranges(lib: Path, names: set[str]) -> list[tuple[int, int]]:
-    """(offset in the library, bytes) of each static variable of ``lib`` named one of ``names``
-    (function-local statics too: `reduce_sum_kernel<float>(...)::partial`), by its symbol table."""
-    if not names:
-        return []
+    """(offset in the library, bytes) of each static variable of ``lib`` named one of ``names``, and of
+    every function-local static (`reduce_sum_kernel<float>(...)::partial`: a kernel's __shared__ variable,
+    however it was spelled), by its symbol table."""
     result = subprocess.run(["nm", "-C", "-S", "--defined-only", str(lib)], capture_output=True, text=True, timeout=60)
     ranges = []
     for ln in result.stdout.splitlines():
         parts = ln.split(maxsplit=3)
         if (len(parts) == 4 and len(parts[2]) == 1 and parts[2] in "bBdD" and not parts[3].startswith("guard variable")
-                and parts[3].split("::")[-1] in names):
+                and (parts[3].split("::")[-1] in names or ")::" in parts[3])):
             ranges.append((int(parts[0], 16), int(parts[1], 16)))
     return ranges
 

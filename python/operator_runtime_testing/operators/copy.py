@@ -22,7 +22,7 @@ RECORD = Operator(
     exact=True,  # no arithmetic: bit-equal
     # a grid smaller than the data for large inputs, so the kernel must loop (grid-stride)
     cuda=CudaLab(pointers=("x", "y"), sizes=("n",), empty="n == 0",
-                 launch="int64_t blocks = (n + 255) / 256; if (blocks > 1056) blocks = 1056;\n"
+                 grid_cap=1056, launch="int64_t blocks = (n + 255) / 256; if (blocks > GRID_CAP) blocks = GRID_CAP;\n"
                         "  copy_kernel<T><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>((const T*)x, (T*)y, n);"),
     cuda_sizes=lambda inputs: (inputs[0].numel(),),
     production={"cuda": "production: cudaMemcpyAsync (same dtype), else a 16-byte packed walk",

@@ -32,6 +32,9 @@ class CudaLab:
     sizes: tuple[str, ...]             # int64_t size arguments after the pointers
     empty: str                         # the C condition under which there is nothing to launch
     launch: str                        # the lab's grid and launch of ``<op>_kernel<T>`` (C, after the guard)
+    # element-wise labs: the most blocks the launcher starts (GRID_CAP in ``launch``); the CPU check starts
+    # far fewer (cuda_cpu_runtime's grid_cap), so that a kernel that does not loop fails on small inputs too
+    grid_cap: int = 0
 
     @property
     def params(self) -> str:

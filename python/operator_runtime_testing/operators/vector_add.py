@@ -19,7 +19,7 @@ RECORD = Operator(
     reference_call=lambda a, b: a.double() + b.double(),
     flops_per_element=1,
     cuda=CudaLab(pointers=("a", "b", "c"), sizes=("n",), empty="n == 0",
-                 launch="int64_t blocks = (n + 255) / 256; if (blocks > 1056) blocks = 1056;\n"
+                 grid_cap=1056, launch="int64_t blocks = (n + 255) / 256; if (blocks > GRID_CAP) blocks = GRID_CAP;\n"
                         "  vector_add_kernel<T><<<(unsigned)blocks, 256, 0, (cudaStream_t)stream>>>("
                         "(const T*)a, (const T*)b, (T*)c, n);"),
     cuda_sizes=lambda inputs: (inputs[0].numel(),),

@@ -1,4 +1,4 @@
-# what: CUDA copy with one element per thread and no grid-stride loop: the launcher's 1056 blocks stop short
+# what: CUDA copy with one element per thread and no grid-stride loop: the launcher's blocks (1056 on a GPU, 24 in the CPU check) stop short
 # check: cuda copy
 # says: shape (1048579,) | Only the tail is wrong | grid-stride loop
 CUDA_SOURCE = r"""

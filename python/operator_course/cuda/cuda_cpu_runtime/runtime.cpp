@@ -973,7 +973,12 @@ void collective(int kind, unsigned mask, void* value, int size, int arg, int wid
     std::memcpy(g.value, result[l], size);
     g.state = RUNNABLE;
   }
-  ++r.warp_sync[t / 32];
+  // the collective orders the warp's earlier accesses before its later ones only when every lane still
+  // running took part: `__syncwarp(1u << lane)` waits for nobody on a GPU, and orders nothing here
+  unsigned live = 0;
+  for (int l = 0; l < lanes; ++l)
+    if (r.fibers[base + l].state != EXITED) live |= 1u << l;
+  if ((mask & live) == live) ++r.warp_sync[t / 32];
   std::memcpy(value, f.value, size);
 }
 
@@ -1048,6 +1053,16 @@ int last_error(bool reset) {
   const int e = r.last_error;
   if (reset) r.last_error = 0;
   return e;
+}
+
+// An element-wise lab's launcher starts at most gpu_cap blocks on a GPU (1056: 8 per SM), so that large
+// inputs need a grid-stride loop; the lab's sizes stop near 2^20, which that grid covers when a thread
+// handles a few elements without looping. Here it starts at most CPU_GRID_CAP, so such a kernel fails on
+// the lab's own sizes; the speed estimate's runs (profile on) keep the GPU's grid, which they describe.
+constexpr long long CPU_GRID_CAP = 24;
+long long grid_cap(long long gpu_cap) {
+  const Runtime& r = R();
+  return r.profile && r.profile->mode ? gpu_cap : (gpu_cap < CPU_GRID_CAP ? gpu_cap : CPU_GRID_CAP);
 }
 
 int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), void* context) {

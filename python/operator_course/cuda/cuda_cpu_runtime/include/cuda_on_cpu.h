@@ -102,6 +102,7 @@ int kernel_printf(const char* format, ...);
 long long clock_counter();
 int last_error(bool reset);
 int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), void* context);
+long long grid_cap(long long gpu_cap);  // the most blocks an element-wise lab's launcher starts here
 
 struct Config {
   dim3 grid, block;

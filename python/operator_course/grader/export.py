@@ -54,8 +54,10 @@ def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str
     if not callable(factory):
         raise Unavailable(f"expected a function returning a T.prim_func, got {type(factory).__name__}")
     # a CPU grader runs the CPU's programs; the GPU's of each dtype must build as well, and are compared
-    # there (gpu-<dtype>.json: one that raised for float16 only once passed)
-    builds = [(dtype, gpu, "") for dtype in dtypes] + [(dtype, True, "gpu-") for dtype in dtypes if not gpu]
+    # there (gpu-<dtype>.json: one that raised for float16 only once passed); bfloat16's too, which a CPU
+    # cannot run: the runner holds it against the float16 one (a wrong bfloat16-only branch once passed)
+    gpu_dtypes = dtypes + ["bfloat16"] * ("float16" in dtypes and "bfloat16" not in dtypes)
+    builds = [(dtype, gpu, "") for dtype in dtypes] + [(dtype, True, "gpu-") for dtype in gpu_dtypes if not gpu]
     for dtype, for_gpu, prefix in builds:
         where = " for a GPU (gpu=True)" if prefix else ""
         try:

@@ -29,6 +29,35 @@ import torch
 
 from operator_course.lab.kernels import guarded, guarded_input
 
+
+def _check_gpu_programs(folder: Path, name: str, program, who: str) -> str | bool:
+    """On a CPU grader, the factory's GPU programs (export's gpu-<dtype>.json) beside the CPU program of
+    ``name``: an error (str) when one does not lower for a GPU (sm_90); else whether one differs (the
+    GPU's of this dtype beyond its thread count, bfloat16's from float16's beyond the dtype's name), which
+    leaves the check to a GPU grader."""
+    from operator_course.lab.build_errors import captured_log, explain
+    from operator_course.lab.kernels import bf16_program_differs, gpu_program_differs, lower_for_gpu
+    from .program_check import MAX_PROGRAM_JSON, load_program
+
+    names = [name] + ["bfloat16"] * (name == "float16")
+    gpu = {}
+    for n in names:
+        artifact = folder / f"gpu-{n}.json"
+        if not artifact.is_file():
+            return f"no {n} program for a GPU (gpu=True) was exported"
+        if artifact.stat().st_size > MAX_PROGRAM_JSON:
+            return f"the {n} program for a GPU is larger than {MAX_PROGRAM_JSON} bytes"
+        gpu[n] = load_program(artifact.read_text(errors="replace"))
+        try:
+            with captured_log() as log:
+                lower_for_gpu(gpu[n])
+        except Exception as e:  # noqa: BLE001 - the student's program: as the notebook says it
+            short, full = explain(e, who, f"lowering the {n} program for a GPU (sm_90)", log.getvalue())
+            print(full, flush=True)
+            return short
+    return gpu_program_differs(program, gpu[name]) or (name == "float16" and bf16_program_differs(gpu[name], gpu["bfloat16"]))
+
+
 def _load_inputs(folder: Path, device: str) -> list[tuple[torch.dtype, list[torch.Tensor]]]:
     cases = torch.load(folder / "inputs.pt", weights_only=True)
     return [(getattr(torch, c["dtype"]), [t.to(device) for t in c["inputs"]], tuple(c["out_shape"])) for c in cases]
@@ -39,7 +68,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
 
     from operator_course.lab.build_errors import captured_log, explain
     from operator_course.lab.judge import launch_failed
-    from operator_course.lab.kernels import gpu_program_differs, run_tilelang as launch
+    from operator_course.lab.kernels import run_tilelang as launch
     from .program_check import MAX_PROGRAM_JSON, ProgramRefused, compile_checked, load_program
 
     kernels, outputs, differs = {}, [], False
@@ -53,13 +82,11 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
                 return {"error": f"the {name} program is larger than {MAX_PROGRAM_JSON} bytes"}
             try:  # allowlisted node by node before TVM builds a single object from it (program_check.py)
                 program = load_program(artifact.read_text(errors="replace"))
-                gpu_artifact = folder / f"gpu-{name}.json"
-                if device == "cpu" and not gpu_artifact.is_file():
-                    return {"error": f"no {name} program for a GPU (gpu=True) was exported"}
-                if device == "cpu" and not differs:
-                    if gpu_artifact.stat().st_size > MAX_PROGRAM_JSON:
-                        return {"error": f"the {name} program for a GPU is larger than {MAX_PROGRAM_JSON} bytes"}
-                    differs = gpu_program_differs(program, load_program(gpu_artifact.read_text(errors="replace")))
+                if device == "cpu":
+                    refused = _check_gpu_programs(folder, name, program, who)
+                    if isinstance(refused, str):
+                        return {"error": refused}
+                    differs |= refused
             except ProgramRefused as e:
                 return {"error": str(e)}
             try:

@@ -16,7 +16,8 @@ from operator_runtime_testing import verified_timing
 
 from .build_errors import captured_log, explain
 from .judge import Wrong, judge, lab_cases, launch_failed
-from .kernels import GPU_PROGRAM_DIFFERS, compile_tilelang, gpu_program_differs, run_tilelang
+from .kernels import (GPU_PROGRAM_DIFFERS, bf16_program_differs, compile_tilelang, gpu_program_differs,
+                      lower_for_gpu, run_tilelang)
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
 _gpu_differs: dict = {}  # the same keys -> whether the factory's GPU program is another program (CPU only)
@@ -112,6 +113,12 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
                 gpu_program = _built(who, f"building the {dtype} program for a GPU (gpu=True)",
                                      lambda: program_factory(dtype, True))
                 _gpu_differs[key] = gpu_program_differs(program, gpu_program)
+                _built(who, f"lowering the {dtype} program for a GPU (sm_90)", lambda: lower_for_gpu(gpu_program))
+                if dtype == "float16":  # and the bfloat16 program, which a CPU cannot run, must mirror it
+                    bf16 = _built(who, "building the bfloat16 program for a GPU (gpu=True)",
+                                  lambda: program_factory("bfloat16", True))
+                    _gpu_differs[key] |= bf16_program_differs(gpu_program, bf16)
+                    _built(who, "lowering the bfloat16 program for a GPU (sm_90)", lambda: lower_for_gpu(bf16))
             _compiled[key] = _built(who, f"compiling the {dtype} program for {where}",
                                     lambda: compile_tilelang(program, device))
         run_tilelang(_compiled[key], op, inputs, out)

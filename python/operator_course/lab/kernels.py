@@ -85,6 +85,28 @@ def gpu_program_differs(cpu_program, gpu_program) -> bool:
     return text(cpu_program) != text(gpu_program)
 
 
+def bf16_program_differs(f16_program, bf16_program) -> bool:
+    """Whether a factory's bfloat16 program for a GPU is another program than its float16 one beyond the
+    dtype's name. A CPU runs no bfloat16 (TileLang's C target has none), so the bfloat16 program is
+    judged through the float16 one it must mirror (a factory returned a wrong program for bfloat16 alone)."""
+    return f16_program.script().replace("bfloat16", "float16") != bf16_program.script().replace("bfloat16", "float16")
+
+
+def lower_for_gpu(program) -> None:
+    """Lower ``program`` for a Hopper GPU (sm_90) as a GPU grader would, with no GPU and no nvcc: its
+    layout inference and the other GPU passes run (0.3-1.4 s for a lab's program). A T.Parallel loop
+    whose iterations read one another's elements (a running sum over j) runs serially and right on the
+    C target, and is refused here, as it would be on a GPU."""
+    from operator_runtime.tilelang_support import import_tilelang as _tilelang
+
+    tilelang = _tilelang()
+    from tilelang import tvm
+
+    gpu = tvm.target.Target({"kind": "cuda", "arch": "sm_90"})
+    with tvm.transform.PassContext(config=PASS_CONFIGS), gpu:
+        tilelang.lower(program, target=gpu)
+
+
 GPU_PROGRAM_DIFFERS = ("your program for a GPU (gpu=True) is not the one for the CPU beyond its thread count, and "
                        "a CPU runs only the latter: a GPU grader judges this check")
 

@@ -38,13 +38,17 @@ PROGRAMS = ([("copy", pair, ()) for pair in itertools.product(DTYPES, DTYPES)]
 STRIDED_PROGRAMS = [("copy", ("bfloat16", "float32"), ("strided", 3)), ("vector_add", ("float16",), ("strided", 3)),
                     ("reduce_sum", ("bfloat16",), ("strided", 3)), ("softmax", ("float32",), ("strided", 3)),
                     ("copy", ("float16", "float16"), ("strided", 8)),
-                    ("reduce_sum", ("float16",), ("columns",)), ("softmax", ("bfloat16",), ("columns",))]
+                    ("reduce_sum", ("float16",), ("columns",)), ("softmax", ("bfloat16",), ("columns",)),
+                    # attention's dense program (contiguous (B, H, S, D), TMA tiles): each head dim
+                    ("scaled_dot_product_attention", ("float16",), ("dense", 64)),
+                    ("scaled_dot_product_attention", ("bfloat16",), ("dense", 128))]
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
                  ("reduce_sum", ("float16",), (1024, 8)), ("reduce_sum", ("float32",), ("columns",)),
                  ("softmax", ("float32",), ("cached", 16384)),
                  ("softmax", ("bfloat16",), ("online", 1024)), ("softmax", ("bfloat16",), ("strided", 3)),
-                 ("matmul", ("float16",), ("square",))]
+                 ("matmul", ("float16",), ("square",)), ("scaled_dot_product_attention", ("bfloat16",), ("dense", 128))]
 SM90 = {"kind": "cuda", "arch": "sm_90"}
+WARP_SPECIALIZED = ("matmul", "scaled_dot_product_attention")
 
 
 def program_id(program) -> str:
@@ -60,6 +64,8 @@ def cuda_source(op: str, dtypes: tuple[str, ...], extra: tuple) -> str:
         factory, extra = tilelang_backend.strided_program(op), extra[1:]
     elif extra[:1] == ("columns",):  # the op's GPU column-sum program (a dim that is not innermost)
         factory, extra = tilelang_backend.columns_program(op), extra[1:]
+    elif extra[:1] == ("dense",):  # ("dense", D): attention's program for contiguous operands
+        factory, extra = f"{op}_dense_program", extra[1:]
     program = getattr(tilelang_backend.kernels(op), factory)(*dtypes, True, *extra)
     return compile_kernel_source(program, target=SM90)
 
@@ -80,10 +86,10 @@ def test_gpu_kernel_compiles_with_nvcc(program, tmp_path):
     source = tmp_path / f"{op}.cu"
     source.write_text(cuda_source(*program))
     result = subprocess.run(
-        # matmul's warp-specialized wgmma kernel reallocates registers per warpgroup (setmaxnreg):
-        # only sm_90a has it, and its templates assert so outside device code, so it is compiled as
-        # TileLang compiles it on a H100/H200: for sm_90a, device code only (-cubin).
-        ["nvcc", "-std=c++17", *(["-arch=sm_90a", "-cubin"] if op == "matmul" else ["-arch=sm_90", "-c"]),
+        # matmul's and attention's warp-specialized wgmma kernels reallocate registers per warpgroup
+        # (setmaxnreg): only sm_90a has it, and its templates assert so outside device code, so they are
+        # compiled as TileLang compiles them on a H100/H200: for sm_90a, device code only (-cubin).
+        ["nvcc", "-std=c++17", *(["-arch=sm_90a", "-cubin", "-Xptxas=-v"] if op in WARP_SPECIALIZED else ["-arch=sm_90", "-c"]),
          "-DENABLE_BF16", "-w", str(source), "-o", str(tmp_path / "k.o"),
          f"-I{root / 'src'}", f"-I{root / '3rdparty' / 'cutlass' / 'include'}"],
         capture_output=True, text=True, timeout=300,

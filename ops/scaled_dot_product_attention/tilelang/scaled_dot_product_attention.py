@@ -25,6 +25,13 @@ contiguous heads). Head dims are padded to a
 compiled tile (HEAD_TILES: 64, 128 or 256); larger ones are refused, as are float32 operands (T.gemm
 would round them to tf32).
 
+GPU, dense (``_sdpa_dense``): the layout users pass most, contiguous (B, H, S, D) operands with D = Dv = 64
+or 128 and 16-byte aligned data pointers (the backend checks each call, else the program above), as
+3-d tensors (B*H, S, D) whose tiles ``T.copy`` moves whole (TMA on sm_90, out-of-range rows read as 0 and
+never stored): BLOCK 128 x 128, 256 threads (two warpgroups of wgmma), two stages, and the softmax in
+base 2 (scores pre-scaled by scale * log2(e), exp2 instead of exp). Written to move prefill off the
+element-by-element loads; its measurement is in the chapter when taken.
+
 CPU (TileLang's C target has no fragments, shared memory or T.gemm): ``_sdpa_cpu``, one program per
 (batch, head, query row): its query row is widened to float32 once, then the keys it sees are walked
 in blocks of CPU_BLOCK, each block's scores computed, its max folded into the running max (the sum
@@ -54,6 +61,10 @@ def head_tile(n: int) -> int | None:
 
 # the GPU programs test_tilelang_compile lowers: (rank, D tile, Dv tile)
 GPU_VARIANTS = [(3, 64, 64), (3, 128, 128), (8, 256, 64)]
+# the dense program: its head dims, tiles, threads and stages
+DENSE_HEAD_DIMS = (64, 128)
+DENSE_BLOCK_M, DENSE_BLOCK_N, DENSE_THREADS, DENSE_STAGES = 128, 128, 256, 2
+LOG2E = 1.4426950408889634
 
 
 def scaled_dot_product_attention_program(dtype: str, gpu: bool, rank: int, d_tile: int = 0, dv_tile: int = 0):
@@ -198,3 +209,71 @@ def _sdpa_gpu(dtype: str, rank: int, d_tile: int, dv_tile: int):
                         T.if_then_else(sk > 0, acc_o[i, c] / logsum[i], 0.0), dtype)
 
     return sdpa
+
+
+def scaled_dot_product_attention_dense_program(dtype: str, gpu: bool, d: int):
+    """The dense layout's GPU program (module docstring): head dim d, one of DENSE_HEAD_DIMS."""
+    if not gpu or dtype not in ("float16", "bfloat16") or d not in DENSE_HEAD_DIMS:
+        raise ValueError("the dense attention program is a GPU program of float16 or bfloat16 with head dim 64 or 128")
+    return _sdpa_dense(dtype, d)
+
+
+def _sdpa_dense(dtype: str, d: int):
+    bhq, bhk = T.dynamic("bhq", "int64"), T.dynamic("bhk", "int64")
+    sq, sk = T.dynamic("sq", "int64"), T.dynamic("sk", "int64")
+    bm, bn = DENSE_BLOCK_M, DENSE_BLOCK_N
+    policy = T.GemmWarpPolicy.FullRow
+    neg_inf = -T.infinity("float32")
+
+    @T.prim_func
+    def sdpa_dense(Q: T.Tensor((bhq, sq, d), dtype), K: T.Tensor((bhk, sk, d), dtype), V: T.Tensor((bhk, sk, d), dtype),
+                   O: T.Tensor((bhq, sq, d), dtype), heads: T.int64, group: T.int64, causal: T.int64, scale: T.float32):
+        # x: the query tile, y: (batch, head); blocks in launch order share a head's K and V in L2
+        with T.Kernel(T.ceildiv(sq, bm), bhq, threads=DENSE_THREADS) as (bx, by):
+            Q_s = T.alloc_shared((bm, d), dtype)  # the query tile, then the output tile on its way out
+            K_s = T.alloc_shared((bn, d), dtype)
+            V_s = T.alloc_shared((bn, d), dtype)
+            acc_s = T.alloc_fragment((bm, bn), "float32")
+            acc_s_cast = T.alloc_fragment((bm, bn), dtype)
+            acc_o = T.alloc_fragment((bm, d), "float32")
+            scores_max = T.alloc_fragment((bm,), "float32")
+            scores_max_prev = T.alloc_fragment((bm,), "float32")
+            scores_scale = T.alloc_fragment((bm,), "float32")
+            scores_sum = T.alloc_fragment((bm,), "float32")
+            logsum = T.alloc_fragment((bm,), "float32")
+            kv = by // heads * (heads // group) + by % heads // group  # (batch, key/value head)
+            i0 = bx * bm
+            scale2 = scale * LOG2E
+            tiles = T.if_then_else(causal != 0, T.min(T.ceildiv(i0 + bm, bn), T.ceildiv(sk, bn)), T.ceildiv(sk, bn))
+
+            T.copy(Q[by, i0:i0 + bm, :], Q_s)
+            T.fill(acc_o, 0)
+            T.fill(logsum, 0)
+            T.fill(scores_max, LOWEST)
+            for t in T.Pipelined(tiles, num_stages=DENSE_STAGES):
+                T.copy(K[kv, t * bn:(t + 1) * bn, :], K_s)
+                T.clear(acc_s)
+                T.gemm(Q_s, K_s, acc_s, transpose_B=True, policy=policy)
+                for i, j in T.Parallel(bm, bn):  # scale (base 2), then mask: past Sk, above the diagonal
+                    acc_s[i, j] = T.if_then_else(t * bn + j < sk and (causal == 0 or t * bn + j <= i0 + i),
+                                                 acc_s[i, j] * scale2, neg_inf)
+                T.copy(scores_max, scores_max_prev)
+                T.reduce_max(acc_s, scores_max, dim=1, clear=False)
+                for i in T.Parallel(bm):
+                    scores_scale[i] = T.exp2(scores_max_prev[i] - scores_max[i])
+                for i, j in T.Parallel(bm, bn):
+                    acc_s[i, j] = T.exp2(acc_s[i, j] - scores_max[i])
+                T.reduce_sum(acc_s, scores_sum, dim=1)
+                for i in T.Parallel(bm):
+                    logsum[i] = logsum[i] * scores_scale[i] + scores_sum[i]
+                for i, c in T.Parallel(bm, d):
+                    acc_o[i, c] *= scores_scale[i]
+                T.copy(acc_s, acc_s_cast)
+                T.copy(V[kv, t * bn:(t + 1) * bn, :], V_s)
+                T.gemm(acc_s_cast, V_s, acc_o, policy=policy)
+            for i, c in T.Parallel(bm, d):  # Sk = 0: no keys, torch's 0
+                acc_o[i, c] = T.if_then_else(sk > 0, acc_o[i, c] / logsum[i], 0.0)
+            T.copy(acc_o, Q_s)
+            T.copy(Q_s, O[by, i0:i0 + bm, :])
+
+    return sdpa_dense

@@ -309,6 +309,28 @@ def _attention_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torch.Tens
     return Layout(contiguous_program(op), extra, [(_extent(t),) for t in tensors], meta, scalars)
 
 
+def _attention_dense_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                            attrs: tuple) -> Layout | None:
+    """Attention's dense GPU program (``<op>_dense_program``) for the layout users pass most: query, key,
+    value and out contiguous (..., H, S, D) with the same batch dims, D = Dv one of its head dims, keys
+    present, float16 or bfloat16; as (B*H, S, D) tensors with heads, group, is_causal and the scale as
+    scalars. None where it does not apply (the general program runs). Pointer alignment is checked per
+    call (AlignedPlan)."""
+    module = kernels(op)
+    causal, scale, _ = attrs
+    d, sq, sk = q.shape[-1], q.shape[-2], k.shape[-2]
+    if not (out.dtype in (torch.float16, torch.bfloat16) and d == v.shape[-1] and d in module.DENSE_HEAD_DIMS
+            and sk > 0 and all(t.is_contiguous() for t in (q, k, v, out)) and k.shape == v.shape
+            and q.dim() == k.dim() == out.dim() and q.shape[:-3] == k.shape[:-3]):
+        return None
+    heads, kv_heads = (q.shape[-3], k.shape[-3]) if q.dim() > 2 else (1, 1)
+    bhq, bhk = _numel(q.shape[:-2]), _numel(k.shape[:-2])
+    if heads % kv_heads or bhq > 65535:  # the grid's y is (batch, head)
+        return None
+    return Layout(f"{op}_dense_program", (d,), [(bhq, sq, d), (bhk, sk, d), (bhk, sk, d), (bhq, sq, d)], None,
+                  (heads, heads // kv_heads, int(causal), float(scale)))
+
+
 def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
     op, reduces = signature.name, signature.reduces_dim
     if x.dim() == 0:  # a scalar is one row of one element
@@ -418,22 +440,21 @@ def _plan_call(fn, tail: tuple, n_inputs: int, last_error):
 
 
 class AlignedPlan:
-    """One contiguous layout of an op whose kernel module also has ``<op>_aligned_program`` (copy):
-    that program when every data pointer of the call is a multiple of 16 bytes (its whole blocks
-    load and store 16 bytes at a time, which a pointer off that boundary would fault on), the
-    plain program otherwise, compiled on first need. Checked on every call: a prepared op's
-    run(new buffers) and the eager plan cache reuse the plan for tensors of the same layout but
-    any storage offset. Same interface as KernelPlan."""
+    """A kernel that needs every data pointer on a 16-byte boundary (``aligned``: copy's
+    ``<op>_aligned_program``, whose whole blocks load and store 16 bytes at a time; attention's dense
+    program, whose tiles move by TMA), and the general one for the same call otherwise (``make_plain``,
+    compiled on first need). Checked on every call: a prepared op's run(new buffers) and the eager
+    plan cache reuse the plan for tensors of the same layout but any storage offset. Same interface
+    as KernelPlan."""
 
     workspace_bytes = 0
 
-    def __init__(self, op: str, dtypes: tuple, layout: Layout, device: torch.device):
-        aligned = KernelPlan(compiled(op, dtypes, True, layout.extra, f"{op}_aligned_program"), layout, device)
+    def __init__(self, aligned: KernelPlan, make_plain):
         plain: list = []  # [KernelPlan], made on the first misaligned call
 
         def plain_plan() -> KernelPlan:
             if not plain:
-                plain.append(KernelPlan(compiled(op, dtypes, True, layout.extra, layout.program), layout, device))
+                plain.append(make_plain())
             return plain[0]
 
         self._aligned, self._plain_plan = aligned, plain_plan
@@ -526,8 +547,15 @@ class TileLangPrepared(PreparedBase):
                       else (TL_DTYPES[out.dtype],))
             gpu = out.device.type == "cuda"
             layout = _layout(signature, out, inputs, attrs, gpu)
+            dense = _attention_dense_layout(op, out, *inputs, attrs) if gpu and signature.tilelang == "attention" else None
+
+            def plan(program: str, layout: Layout = layout) -> KernelPlan:
+                return KernelPlan(compiled(op, dtypes, gpu, layout.extra, program), layout, out.device)
+
             if gpu and layout.program == contiguous_program(op) and hasattr(kernels(op), f"{op}_aligned_program"):
-                self._plan = AlignedPlan(op, dtypes, layout, out.device)
+                self._plan = AlignedPlan(plan(f"{op}_aligned_program"), lambda: plan(layout.program))
+            elif dense is not None:
+                self._plan = AlignedPlan(plan(dense.program, dense), lambda: plan(layout.program))
             else:
                 self._plan = KernelPlan(compiled(op, dtypes, gpu, layout.extra, layout.program), layout, out.device)
                 if gpu and signature.tilelang == "tiles":

@@ -147,7 +147,7 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
             notes.append(f"torch {name} refused: {str(e).splitlines()[0][:80]}")
     moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
     # Element-wise and row ops count FLOPs per input element; matmul counts its own (2 M N K).
-    flops = record.call_flops(inputs)
+    flops = record.call_flops(inputs, attrs)
     shape = bench.row_shape(inputs) if hasattr(bench, "row_shape") else list(inputs[0].shape)
     dtype = DTYPE_NAMES[inputs[0].dtype]
     return PerformanceResult(

@@ -1,6 +1,6 @@
 """scaled_dot_product_attention benchmark: BenchCase shapes are (B, H, Sq, Sk, D), or (B, H, Sq, Sk, D, Hkv)
 for grouped-query attention (enable_gqa in the case's attrs), drawn here as query (B, H, Sq, D) and key and
-value (B, Hkv, Sk, D), contiguous; FLOPs: the record's 4 B H Sq Sk D (causal calls do about half).
+value (B, Hkv, Sk, D), contiguous; FLOPs: the record's 4 D per scored (query, key) pair and (batch, head): 4 B H Sq Sk D, about half that for a causal call.
 
 Prefill (Sq = Sk in the thousands) is compute-bound; decode (Sq of 1..16 against a long KV cache) reads
 K and V once and is memory-bound: its rows' GB/s are those of K and V (query and out are small).

@@ -46,3 +46,19 @@ def test_a_peer_is_timed_and_a_refusing_peer_noted(monkeypatch):
     assert calls and set(row.torch_peers_ms) == {"fast"} and row.torch_peers_ms["fast"] > 0
     assert row.best_torch_ms == min(row.torch_ms, row.torch_peers_ms["fast"])
     assert any(n.startswith("torch refuses refused: No available kernel") for n in row.notes)
+
+
+def test_a_causal_call_counts_the_pairs_it_scores():
+    """The FLOPs behind a TFLOP/s figure: a causal call scores sum over i of min(i + 1, Sk) pairs (torch's
+    top-left mask), about half of Sq Sk. Counted at the full Sq Sk, torch's causal cuDNN prefill read
+    1146 TFLOP/s on an H100 (dense bf16 peak 989), and a student's causal kernel in lab 6, timed by the
+    grader's referee, could have been rejected as impossible."""
+    from operator_runtime_testing.operators import get
+    from operator_runtime_testing.operators.scaled_dot_product_attention import visible_pairs
+
+    record = get("scaled_dot_product_attention")
+    q, k = torch.empty(2, 3, 7, 16, device="meta"), torch.empty(2, 3, 5, 16, device="meta")
+    assert visible_pairs(7, 5, True) == sum(min(i + 1, 5) for i in range(7)) == 25
+    assert record.call_flops([q, k, k]) == 4 * 6 * 7 * 5 * 16
+    assert record.call_flops([q, k, k], {"is_causal": True}) == 4 * 6 * 25 * 16
+    assert record.flops((1, 2, 4096, 64)) == 4 * 2 * (4096 * 4097 // 2) * 64  # the lab's call is causal

@@ -6,7 +6,7 @@ from ..tolerances import matmul_atol_per_term
 from .record import CudaLab, Operator
 
 
-def _flops(inputs) -> int:
+def _flops(inputs, **_) -> int:
     """2 M N K per batch: a multiply and an add per term."""
     a, b = inputs
     batch = max(a.shape[0] if a.dim() == 3 else 1, b.shape[0] if b.dim() == 3 else 1)

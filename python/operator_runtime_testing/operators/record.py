@@ -136,9 +136,9 @@ class Operator:
         """The atol widening of a lab's call on these inputs (0.0 for an op that sums nothing)."""
         return self.extra_atol_call(*inputs, **self.lab_attrs) if self.extra_atol_call else 0.0
 
-    def call_flops(self, inputs: list) -> int:
-        """FLOPs of one public call on ``inputs``."""
-        return self.flops_call(inputs) if self.flops_call else self.flops_per_element * inputs[0].numel()
+    def call_flops(self, inputs: list, attrs: dict | None = None) -> int:
+        """FLOPs of one public call on ``inputs`` with ``attrs`` (attention's is_causal halves them)."""
+        return self.flops_call(inputs, **(attrs or {})) if self.flops_call else self.flops_per_element * inputs[0].numel()
 
     @property
     def inputs(self) -> int:

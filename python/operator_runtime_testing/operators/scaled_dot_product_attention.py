@@ -51,11 +51,21 @@ def _extra_atol(query, key, value, is_causal=False, scale=None, enable_gqa=False
     return (allowance * weights).nan_to_num(posinf=0)
 
 
-def _flops(inputs) -> int:
-    """4 B H Sq Sk D: two products (Q K^T and P V) of 2 Sq Sk D each per (batch, head), as the issue
-    counts them (Dv taken as D). Causal calls do about half; the inputs alone cannot say so."""
+def visible_pairs(sq: int, sk: int, causal: bool) -> int:
+    """(query, key) pairs a call scores: all Sq Sk, or under torch's causal mask (top-left: query i sees
+    keys 0..i) sum over i of min(i + 1, Sk)."""
+    if not causal:
+        return sq * sk
+    seen = min(sq, sk)
+    return seen * (seen + 1) // 2 + (sq - seen) * sk
+
+
+def _flops(inputs, is_causal: bool = False, **_) -> int:
+    """4 D per scored pair and (batch, head): two products (Q K^T and P V) of 2 D each, as the issue counts
+    them (Dv taken as D); a causal call scores about half the pairs, and is counted so (a causal kernel
+    counted at the full Sq Sk once looked faster than the GPU's peak, which the timing referee rejects)."""
     q, k = inputs[0], inputs[1]
-    return 4 * math.prod(q.shape[:-2]) * q.shape[-2] * k.shape[-2] * q.shape[-1]
+    return 4 * math.prod(q.shape[:-2]) * visible_pairs(q.shape[-2], k.shape[-2], is_causal) * q.shape[-1]
 
 
 RECORD = Operator(
@@ -82,7 +92,7 @@ RECORD = Operator(
     reference_call=_reference,
     extra_atol_call=_extra_atol,
     flops_call=_flops,
-    flops=lambda s: 4 * s[0] * s[1] * s[2] * s[2] * s[3],
+    flops=lambda s: 4 * s[0] * s[1] * visible_pairs(s[2], s[2], True) * s[3],  # the lab's call is causal
     # one block per (batch * head, 64 query rows); the kernel computes scale = 1/sqrt(d) itself
     cuda=CudaLab(pointers=("q", "k", "v", "o"), sizes=("bh", "s", "d"), empty="bh == 0 || s == 0 || d == 0",
                  launch="dim3 grid((unsigned)((s + 63) / 64), (unsigned)bh);\n"

@@ -371,8 +371,12 @@ HINTS = {
     "shfl_width": "width must be a power of 2 up to 32 (leave it out for the whole warp)",
     "shfl_mismatch": "the lanes of a mask must meet at the same shuffle, with the same mask",
     "shfl_source": "a lane may only read lanes named in the mask: widen the mask, or keep the offset inside it",
-    "double_write": "each output element needs exactly one thread: a grid-stride loop steps by every thread of the "
-                    "grid, i += (int64_t)gridDim.x * blockDim.x, so that no two threads meet",
+    "double_write": "each output element needs exactly one thread: a grid-stride loop steps by all the elements the "
+                    "whole grid covers in one round, i += (int64_t)gridDim.x * blockDim.x when each thread takes one "
+                    "(times UNROLL when each takes UNROLL), so that no two threads meet",
+    "atomic_after_store": "store the output's starting value before any thread adds into it, with a __syncthreads() "
+                          "between (only threads of one block can be ordered so), or add the block's partials in "
+                          "registers or shared memory and store the result once",
     "input_write": "the inputs are read-only (the launcher passes them as const T*): keep partial results in "
                    "registers or shared memory and combine them there (or with atomicAdd on the output), never in "
                    "an input",
@@ -426,6 +430,13 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"{n} element{'s' * (n != 1)}){f'; {more} such accesses in all' if more > 1 else ''}.")
             default = _op_hint(op, "past_end", JUDGE_HINTS["past_end"]["cuda"])
             hints.append(_op_hint(op, "past_end_read", default) if r["rw"] == "read" else default)
+        elif kind == "double_write" and "atomic" in r:
+            b = int(r["buf"])
+            out_lines.append(f"{title}: {who} adds into {names[b]}[{r['index']}] with an atomic at CUDA_SOURCE {line}, "
+                             f"which thread {_triple(r['other_thread'])} of block {_triple(r['other_block'])} stored "
+                             "with nothing ordering the two: on a GPU the atomics may land before that store, which "
+                             "wipes them.")
+            hints.append(HINTS["atomic_after_store"])
         elif kind == "double_write":
             b = int(r["buf"])
             more = counts.get((None, None, "double"), 1)

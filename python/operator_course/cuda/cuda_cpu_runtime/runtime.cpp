@@ -76,6 +76,10 @@ struct Fiber {
   int predicate[2];
   uintptr_t cas_lost;  // an address whose atomicCAS failed here as under contention, not retried yet
   int cas_line;
+  // a plain read of a word other threads were adding to atomically: a race, unless this thread's
+  // next atomic there is a CAS (the read is then a CAS loop's first guess, checked by the CAS)
+  uintptr_t guess_addr, last_cas;  // last_cas: the address of this thread's latest atomicCAS
+  char guess_report[256];
 };
 
 struct Buffer {
@@ -89,6 +93,10 @@ struct Cell {  // one byte of shared memory, this barrier epoch
   int writer, reader[2];
   unsigned writer_sync, reader_sync[2];
   void *writer_pc, *reader_pc[2];
+  bool writer_atomic;  // the last write was an atomic: other threads' atomics do not race with it
+  int other_atomic;    // an earlier atomic writer than `writer` (another thread): a plain access races it too
+  unsigned other_atomic_sync;
+  void* other_atomic_pc;
 };
 
 struct Init {  // one byte of __shared__ memory, for the initcheck
@@ -195,7 +203,11 @@ struct Runtime {
   std::string report;
   long long oob_count[8][2] = {};
   // who wrote each element of the output (the last buffer) this launch: (global thread + 1, epoch)
-  std::vector<std::pair<unsigned, unsigned>> written;
+  struct Written {
+    unsigned first, second;  // global thread + 1, epoch
+    bool atomic;
+  };
+  std::vector<Written> written;
   long long block_linear = 0, double_writes = 0, input_writes = 0, untracked = 0, cross_reads = 0;
   long long race_count = 0, wild_count = 0;
   // the initcheck
@@ -326,9 +338,13 @@ bool ordered(int u, unsigned usync) {
   return u == t || (u / 32 == w && usync != r.warp_sync[w]);
 }
 
+// Atomics take part: one thread's atomic and another's plain access of the same byte in one epoch race
+// (a total read, or zeroed, while other warps still add to it); two atomics do not.
 void shared_access(uintptr_t a, int size, bool write, void* pc) {
   Runtime& r = R();
-  if (!r.tracking || r.in_atomic) return;
+  if (!r.tracking) return;
+  const bool atomic = r.in_atomic;  // its read and its write, both as an atomic write
+  write |= atomic;
   const int t = r.current, w = t / 32;
   const unsigned sync = r.warp_sync[w];
   for (int k = 0; k < size; ++k) {
@@ -345,7 +361,7 @@ void shared_access(uintptr_t a, int size, bool write, void* pc) {
             r.report += fmt("kind=untracked|bytes=%u|pc=%lu|", CELLS / 2, pc_off(pc)) + where(r.current) + "\n";
           return;
         }
-        x = Cell{byte, r.stamp, -1, {-1, -1}, 0, {0, 0}, nullptr, {nullptr, nullptr}};
+        x = Cell{byte, r.stamp, -1, {-1, -1}, 0, {0, 0}, nullptr, {nullptr, nullptr}, false, -1, 0, nullptr};
         c = &x;
         break;
       }
@@ -354,24 +370,34 @@ void shared_access(uintptr_t a, int size, bool write, void* pc) {
     if (!c) return;
     int before = -1;
     void* before_pc = nullptr;
-    bool before_write = false;
-    if (c->writer >= 0 && !ordered(c->writer, c->writer_sync)) {
-      before = c->writer, before_pc = c->writer_pc, before_write = true;
+    bool before_write = false, before_atomic = false;
+    if (c->writer >= 0 && !ordered(c->writer, c->writer_sync) && !(atomic && c->writer_atomic)) {
+      before = c->writer, before_pc = c->writer_pc, before_write = true, before_atomic = c->writer_atomic;
+    } else if (!atomic && c->other_atomic >= 0 && !ordered(c->other_atomic, c->other_atomic_sync)) {
+      before = c->other_atomic, before_pc = c->other_atomic_pc, before_write = true, before_atomic = true;
     } else if (write) {
-      for (int i = 0; i < 2 && before < 0; ++i)
-        if (c->reader[i] >= 0 && !ordered(c->reader[i], c->reader_sync[i])) before = c->reader[i], before_pc = c->reader_pc[i];
+      for (int i = 0; i < 2 && before < 0; ++i)  // (an atomic meets a CAS loop's guess: the reader's CAS checked it)
+        if (c->reader[i] >= 0 && !ordered(c->reader[i], c->reader_sync[i]) && !(atomic && r.fibers[c->reader[i]].last_cas == a))
+          before = c->reader[i], before_pc = c->reader_pc[i];
     }
     if (before >= 0) {
       const bool in_dynamic = r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len;
-      if (r.race_count++ == 0)
-        r.report += fmt("kind=race|rw=%s|pc=%lu|other_rw=%s|other_pc=%lu|addr=%lu|size=%d|%s", write ? "write" : "read",
+      const std::string line = fmt("kind=race|rw=%s|pc=%lu|other_rw=%s|other_pc=%lu|addr=%lu|size=%d|%s", write ? "write" : "read",
                         pc_off(pc), before_write ? "write" : "read", pc_off(before_pc), (unsigned long)(in_dynamic ? a - (uintptr_t)r.dynamic : a - r.lib_base),
-                        size, in_dynamic ? "dynamic=1|" : "") +
-                    where(t) + "|" + other(before) + "\n";
+                        size, in_dynamic ? "dynamic=1|" : "") + where(t) + "|" + other(before) + "\n";
+      Fiber& f = r.fibers[t];
+      if (!write && before_atomic && !f.guess_addr) {  // decided at its next CAS, or its end
+        f.guess_addr = a;
+        snprintf(f.guess_report, sizeof f.guess_report, "%s", line.c_str());
+      } else if (r.race_count++ == 0) {
+        r.report += line;
+      }
       return;
     }
     if (write) {
-      c->writer = t, c->writer_sync = sync, c->writer_pc = pc;
+      if (atomic && c->writer >= 0 && c->writer != t && c->writer_atomic)
+        c->other_atomic = c->writer, c->other_atomic_sync = c->writer_sync, c->other_atomic_pc = c->writer_pc;
+      c->writer = t, c->writer_sync = sync, c->writer_pc = pc, c->writer_atomic = atomic;
     } else {
       for (int i = 0; i < 2; ++i) {
         if (c->reader[i] == t) { c->reader_sync[i] = sync; break; }
@@ -472,7 +498,31 @@ void output_write(uintptr_t a, void* pc) {
       }
     }
   }
-  w.first = me, w.second = r.stamp;
+  w.first = me, w.second = r.stamp, w.atomic = false;
+}
+
+// An atomic on an output element another thread stored plainly, with nothing ordering the two (`y[b] = 0`
+// by one warp and atomicAdd(&y[b], ...) by another with no __syncthreads between, or by another block):
+// on a GPU the atomics may land before the store, which wipes them. Atomics among themselves are fine.
+void output_atomic(uintptr_t a, void* pc) {
+  Runtime& r = R();
+  const Buffer& B = r.buffers[r.nbuffers - 1];
+  const size_t index = (a - B.lo) / B.elem;
+  if (index >= r.written.size()) return;
+  const unsigned me = (unsigned)(r.block_linear * r.nthreads + r.current + 1);
+  auto& w = r.written[index];
+  if (w.first && w.first != me && !w.atomic) {
+    const long long other_block = (w.first - 1) / r.nthreads;
+    if ((other_block != r.block_linear || w.second == r.stamp) && r.double_writes++ == 0) {
+      const int ot = (int)((w.first - 1) % r.nthreads);
+      const dim3 g = builtins.gridDim;
+      const uint3 t = r.fibers[ot].tid;
+      r.report += fmt("kind=double_write|atomic=1|buf=%d|index=%zu|pc=%lu|other_block=%lld,%lld,%lld|other_thread=%u,%u,%u|",
+                      r.nbuffers - 1, index, pc_off(pc), other_block % g.x, other_block / g.x % g.y,
+                      other_block / ((long long)g.x * g.y), t.x, t.y, t.z) + where(r.current) + "\n";
+    }
+  }
+  w.first = me, w.second = r.stamp, w.atomic = true;
 }
 
 // A read of an output element another block wrote: blocks run in any order on a GPU (and at once),
@@ -700,7 +750,7 @@ inline void access(void* p, int size, bool write, void* pc) {
     const Buffer& B = r.buffers[b];
     if (a - B.guard_lo < B.guard_len) {
       if (a - B.lo < B.len && a + size - B.lo <= B.len) {
-        if (write && b == r.nbuffers - 1 && !r.in_atomic) output_write(a, pc);
+        if (write && b == r.nbuffers - 1) r.in_atomic ? output_atomic(a, pc) : output_write(a, pc);
         if (!write && b == r.nbuffers - 1 && !r.in_atomic) output_read(a, pc);
         if (write && b < r.nbuffers - 1) input_write(b, a, pc);
         if (r.profile && r.profile->mode == 1) {
@@ -827,6 +877,15 @@ void stuck() {
   }
 }
 
+// A plain read of a word other threads add to atomically, not followed by this thread's CAS there by its
+// next barrier or its end: the race it was (shared_access).
+void guess_check(int t) {
+  Runtime& r = R();
+  Fiber& f = r.fibers[t];
+  if (f.guess_addr && r.race_count++ == 0) r.report += f.guess_report;
+  f.guess_addr = 0;
+}
+
 // A thread's end with an atomicCAS that failed as under contention and was never retried (cas_contended).
 void cas_check_retried(int t) {
   Runtime& r = R();
@@ -839,6 +898,7 @@ void cas_check_retried(int t) {
 void finish_thread() {
   Runtime& r = R();
   const int t = r.current, base = t - lane_of(t);
+  guess_check(t);
   cas_check_retried(t);
   r.fibers[t].state = EXITED;
   ++r.exited;
@@ -884,6 +944,7 @@ void syncthreads(int line) {
   Runtime& r = R();
   if (!r.active) return;
   Fiber& f = r.fibers[r.current];
+  guess_check(r.current);
   f.state = AT_BARRIER;
   f.line = line;
   if (++r.at_barrier == r.nthreads) {
@@ -1010,6 +1071,8 @@ bool cas_contended(void* address, int line) {
   Fiber& f = r.fibers[r.current];
   const uintptr_t a = (uintptr_t)address;
   const long long me = r.block_linear * r.nthreads + r.current + 1;
+  if (f.guess_addr == a) f.guess_addr = 0;  // the plain read before it was this CAS loop's first guess
+  f.last_cas = a;
   if (f.cas_lost == a) {  // the retry: it succeeds or fails on the value alone
     f.cas_lost = 0;
     r.cas_last[a] = me;
@@ -1123,7 +1186,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         for (int t = 0; t < n; ++t) {
           Fiber& f = r.fibers[t];
           f.state = RUNNABLE;
-          f.cas_lost = 0;
+          f.cas_lost = 0, f.guess_addr = 0, f.last_cas = 0;
           f.tid = uint3{(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / (block.x * block.y))};
           f.sp = initial_stack(r.stacks + t * STACK, STACK);
         }
@@ -1196,7 +1259,7 @@ extern "C" void cuda_cpu_begin(int n, const unsigned long long* buffers) {
   for (auto& c : r.oob_count) c[0] = c[1] = 0;
   r.race_count = r.wild_count = r.double_writes = r.uninit_count = r.input_writes = r.untracked = r.cross_reads = r.device_cross = r.cas_once = 0;
   r.pending.clear();
-  if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u});
+  if (r.nbuffers) r.written.assign(r.buffers[r.nbuffers - 1].len / r.buffers[r.nbuffers - 1].elem, {0u, 0u, false});
   r.last_error = 0;
   Dl_info info;
   if (dladdr((void*)&builtins, &info)) r.lib_base = (uintptr_t)info.dli_fbase;

@@ -477,52 +477,27 @@ void wild(uintptr_t a, int size, bool write, void* pc) {
 
 // Two threads writing one element of the output: on a GPU either may land last (a race on global
 // memory; a grid-stride loop with the wrong step makes them). Ordered writes (same thread, or the
-// same block across a __syncthreads) are fine.
-void output_write(uintptr_t a, void* pc) {
+// same block across a __syncthreads) are fine. An atomic counts as a write against a plain store
+// (`y[b] = 0` by one warp and atomicAdd(&y[b], ...) by another with no __syncthreads between, or by
+// another block: on a GPU the atomics may land before the store, which wipes them); atomics among
+// themselves are fine.
+void output_store(uintptr_t a, void* pc, bool atomic) {
   Runtime& r = R();
   const Buffer& B = r.buffers[r.nbuffers - 1];
   const size_t index = (a - B.lo) / B.elem;
   if (index >= r.written.size()) return;
   const unsigned me = (unsigned)(r.block_linear * r.nthreads + r.current + 1);
   auto& w = r.written[index];
-  if (w.first && w.first != me) {
-    const long long other_block = (w.first - 1) / r.nthreads;
-    if (other_block != r.block_linear || w.second == r.stamp) {
-      if (r.double_writes++ == 0) {
-        const int ot = (int)((w.first - 1) % r.nthreads);
-        const dim3 g = builtins.gridDim;
-        const uint3 t = r.fibers[ot].tid;
-        r.report += fmt("kind=double_write|buf=%d|index=%zu|pc=%lu|other_block=%lld,%lld,%lld|other_thread=%u,%u,%u|",
-                        r.nbuffers - 1, index, pc_off(pc), other_block % g.x, other_block / g.x % g.y,
-                        other_block / ((long long)g.x * g.y), t.x, t.y, t.z) + where(r.current) + "\n";
-      }
-    }
+  const long long other_block = w.first ? (long long)((w.first - 1) / r.nthreads) : -1;
+  const bool unordered = w.first && w.first != me && (other_block != r.block_linear || w.second == r.stamp);
+  if (unordered && !(atomic && w.atomic) && r.double_writes++ == 0) {
+    const dim3 g = builtins.gridDim;
+    const uint3 t = r.fibers[(w.first - 1) % r.nthreads].tid;
+    r.report += fmt("kind=double_write|%sbuf=%d|index=%zu|pc=%lu|other_block=%lld,%lld,%lld|other_thread=%u,%u,%u|",
+                    atomic && !w.atomic ? "atomic=1|" : "", r.nbuffers - 1, index, pc_off(pc), other_block % g.x,
+                    other_block / g.x % g.y, other_block / ((long long)g.x * g.y), t.x, t.y, t.z) + where(r.current) + "\n";
   }
-  w.first = me, w.second = r.stamp, w.atomic = false;
-}
-
-// An atomic on an output element another thread stored plainly, with nothing ordering the two (`y[b] = 0`
-// by one warp and atomicAdd(&y[b], ...) by another with no __syncthreads between, or by another block):
-// on a GPU the atomics may land before the store, which wipes them. Atomics among themselves are fine.
-void output_atomic(uintptr_t a, void* pc) {
-  Runtime& r = R();
-  const Buffer& B = r.buffers[r.nbuffers - 1];
-  const size_t index = (a - B.lo) / B.elem;
-  if (index >= r.written.size()) return;
-  const unsigned me = (unsigned)(r.block_linear * r.nthreads + r.current + 1);
-  auto& w = r.written[index];
-  if (w.first && w.first != me && !w.atomic) {
-    const long long other_block = (w.first - 1) / r.nthreads;
-    if ((other_block != r.block_linear || w.second == r.stamp) && r.double_writes++ == 0) {
-      const int ot = (int)((w.first - 1) % r.nthreads);
-      const dim3 g = builtins.gridDim;
-      const uint3 t = r.fibers[ot].tid;
-      r.report += fmt("kind=double_write|atomic=1|buf=%d|index=%zu|pc=%lu|other_block=%lld,%lld,%lld|other_thread=%u,%u,%u|",
-                      r.nbuffers - 1, index, pc_off(pc), other_block % g.x, other_block / g.x % g.y,
-                      other_block / ((long long)g.x * g.y), t.x, t.y, t.z) + where(r.current) + "\n";
-    }
-  }
-  w.first = me, w.second = r.stamp, w.atomic = true;
+  w.first = me, w.second = r.stamp, w.atomic = atomic;
 }
 
 // A read of an output element another block wrote: blocks run in any order on a GPU (and at once),
@@ -750,7 +725,7 @@ inline void access(void* p, int size, bool write, void* pc) {
     const Buffer& B = r.buffers[b];
     if (a - B.guard_lo < B.guard_len) {
       if (a - B.lo < B.len && a + size - B.lo <= B.len) {
-        if (write && b == r.nbuffers - 1) r.in_atomic ? output_atomic(a, pc) : output_write(a, pc);
+        if (write && b == r.nbuffers - 1) output_store(a, pc, r.in_atomic);
         if (!write && b == r.nbuffers - 1 && !r.in_atomic) output_read(a, pc);
         if (write && b < r.nbuffers - 1) input_write(b, a, pc);
         if (r.profile && r.profile->mode == 1) {

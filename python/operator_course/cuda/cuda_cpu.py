@@ -176,8 +176,8 @@ def build(op: str, student_source: str, own_launch: bool = False) -> "CpuLab":
 def shared_names(source: str) -> set[str]:
     """The names ``source`` declares __shared__: `__shared__ __align__(16) float a[32][33], b;` -> a, b
     (the last name before each declarator's `[`, `,`, `;`, `=` or `{` outside parentheses). A
-    __shared__ spelled through a macro of the student's is not seen here (shared_ranges still finds it
-    when it is function-local). A parenthesized name, `__shared__ float (total);`, is the name."""
+    __shared__ spelled through a macro of the student's is not seen: its variable is then not checked. A
+    parenthesized name, `__shared__ float (total);`, is the name."""
     tokens = [t for t in cuda_build._lex(source) if t.kind != "nl"]
     collapsed = True
     while collapsed:  # ( name ) -> name, so that the declarator's name is the last before its `;`
@@ -214,15 +214,17 @@ def shared_names(source: str) -> set[str]:
 
 
 def shared_ranges(lib: Path, names: set[str]) -> list[tuple[int, int]]:
-    """(offset in the library, bytes) of each static variable of ``lib`` named one of ``names``, and of
-    every function-local static (`reduce_sum_kernel<float>(...)::partial`: a kernel's __shared__ variable,
-    however it was spelled), by its symbol table."""
+    """(offset in the library, bytes) of each static variable of ``lib`` named one of ``names`` (function-local
+    statics too: `reduce_sum_kernel<float>(...)::partial`), by its symbol table. Not every function-local
+    static: a kernel's `static __device__` counter is global memory, set before the launch."""
+    if not names:
+        return []
     result = subprocess.run(["nm", "-C", "-S", "--defined-only", str(lib)], capture_output=True, text=True, timeout=60)
     ranges = []
     for ln in result.stdout.splitlines():
         parts = ln.split(maxsplit=3)
         if (len(parts) == 4 and len(parts[2]) == 1 and parts[2] in "bBdD" and not parts[3].startswith("guard variable")
-                and (parts[3].split("::")[-1] in names or ")::" in parts[3])):
+                and parts[3].split("::")[-1] in names):
             ranges.append((int(parts[0], 16), int(parts[1], 16)))
     return ranges
 

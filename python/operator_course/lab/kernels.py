@@ -160,39 +160,52 @@ def _in_a_child(call, tensors: list[torch.Tensor]) -> None:
     import os
     import signal
 
-    storages = list({t.untyped_storage().data_ptr(): t.untyped_storage() for t in tensors}.values())
+    storages = [st for st in {t.untyped_storage().data_ptr(): t.untyped_storage() for t in tensors}.values()
+                if st.nbytes()]
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: run, send, leave without running the parent's cleanup
-        code = 0
+        code = 3
         try:
             os.close(read)
             for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE):
                 signal.signal(sig, signal.SIG_DFL)  # TVM's handler would print a native backtrace
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 2)  # glibc's heap-corruption report too: the parent says what happened
-            call()
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(b"ok")
-                for storage in storages:
-                    pipe.write(_storage_bytes(storage))
-        except BaseException as e:  # noqa: BLE001 - any failure goes back to the parent as text
-            os.write(write, b"er" + f"{type(e).__name__}: {e}".encode(errors="replace")[:4000])
-            code = 3
+            try:
+                call()
+                reply = [b"ok", *(_storage_bytes(st) for st in storages)]
+                code = 0
+            except BaseException as e:  # noqa: BLE001 - any failure goes back to the parent as text
+                reply = [b"er", f"{type(e).__name__}: {e}".encode(errors="replace")[:4000]]
+            for chunk in reply:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(write, view):]
         finally:
             os._exit(code)
     os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        reply = pipe.read()
-    _, status = os.waitpid(pid, 0)
+    try:
+        with os.fdopen(read, "rb") as pipe:
+            reply = pipe.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # an interrupt while a hung kernel runs: the child goes too
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     if os.WIFSIGNALED(status):
-        name = signal.Signals(os.WTERMSIG(status)).name
-        raise KernelCrashed(f"the kernel crashed ({name}) on the CPU: it wrote or read far outside the buffers it was "
-                            "given (past the guard regions that catch a few thousand elements over), e.g. a fixed number of "
-                            "blocks whose stores have no guard against the size. Hint: guard every store (and load) with "
-                            "the size")
-    if os.WEXITSTATUS(status) or reply[:2] != b"ok":
-        raise RuntimeError(reply[2:].decode(errors="replace") or f"the kernel's process exited with status {os.WEXITSTATUS(status)}")
+        sig = signal.Signals(os.WTERMSIG(status))
+        if sig == signal.SIGKILL:
+            raise KernelCrashed("the kernel's process was killed (out of memory, or stopped)")
+        if sig == signal.SIGFPE:
+            raise KernelCrashed("the kernel crashed (SIGFPE) on the CPU: an integer division by zero")
+        raise KernelCrashed(f"the kernel crashed ({sig.name}) on the CPU: it wrote or read far outside the buffers it "
+                            "was given (past the guard regions that catch a few thousand elements over), e.g. a fixed "
+                            "number of blocks whose stores have no guard against the size. Hint: guard every store "
+                            "(and load) with the size")
+    if reply[:2] != b"ok" or len(reply) != 2 + sum(st.nbytes() for st in storages):
+        raise RuntimeError(reply[2:].decode(errors="replace") if reply[:2] == b"er"
+                           else f"the kernel's process ended early (status {os.WEXITSTATUS(status)})")
     offset = 2
     for storage in storages:
         n = storage.nbytes()

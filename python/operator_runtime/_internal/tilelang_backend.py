@@ -319,6 +319,8 @@ def _attention_dense_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torc
     module = kernels(op)
     causal, scale, _ = attrs
     d, sq, sk = q.shape[-1], q.shape[-2], k.shape[-2]
+    if torch.cuda.get_device_capability(out.device) < (9, 0):  # TMA and wgmma; ~160 KiB of shared memory at D = 128
+        return None
     if not (out.dtype in (torch.float16, torch.bfloat16) and d == v.shape[-1] and d in module.DENSE_HEAD_DIMS
             and sk > 0 and all(t.is_contiguous() for t in (q, k, v, out)) and k.shape == v.shape
             and q.dim() == k.dim() == out.dim() and q.shape[:-3] == k.shape[:-3]):

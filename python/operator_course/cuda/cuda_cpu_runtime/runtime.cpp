@@ -198,7 +198,8 @@ struct Runtime {
   char* dynamic = nullptr;
   size_t dynamic_len = 0, dynamic_cap = 0;
   unsigned stamp = 0, cells_used = 0;
-  std::vector<unsigned> warp_sync;
+  std::vector<unsigned> warp_sync;  // per warp: collectives completed (this block)
+  std::vector<unsigned> warp_log;   // per warp: the last WARP_LOG collectives' masks, by number mod WARP_LOG
   Cell* cells = nullptr;
   std::string report;
   long long oob_count[8][2] = {};
@@ -214,7 +215,7 @@ struct Runtime {
   std::vector<SharedRange> shared_ranges;
   std::vector<Init> static_init, dynamic_init;
   std::vector<Uninit> pending;
-  unsigned block_stamp = 0;
+  unsigned block_stamp = 0, launch_stamp = 0;  // the epochs that began this block, this launch
   long long uninit_count = 0;
   // who last wrote each 4-byte word of the library's other writable statics (__device__ variables)
   // this launch: block + 1 (the cross-block read check); `ticket`: this block did an atomic on one
@@ -332,10 +333,19 @@ int lane_of(int t) { return t % 32; }
 // ---- memory ----
 // Whether the current thread's access comes after thread u's (made when its warp had seen usync
 // collectives): u is the thread itself, or a lane of its warp with a warp collective between them.
+// A collective orders only the lanes of its mask (`__syncwarp(1u << lane)` waits for nobody): u and t
+// are ordered by one that came after u's access and named both.
+constexpr unsigned WARP_LOG = 64;
 bool ordered(int u, unsigned usync) {
   const Runtime& r = R();
   const int t = r.current, w = t / 32;
-  return u == t || (u / 32 == w && usync != r.warp_sync[w]);
+  if (u == t) return true;
+  if (u / 32 != w) return false;
+  const unsigned now = r.warp_sync[w], both = (1u << lane_of(u)) | (1u << lane_of(t));
+  if (now - usync > WARP_LOG) return true;  // past what the log holds: a warp that synchronizes that often
+  for (unsigned k = usync; k != now; ++k)
+    if ((r.warp_log[w * WARP_LOG + k % WARP_LOG] & both) == both) return true;
+  return false;
 }
 
 // Atomics take part: one thread's atomic and another's plain access of the same byte in one epoch race
@@ -386,7 +396,7 @@ void shared_access(uintptr_t a, int size, bool write, void* pc) {
                         pc_off(pc), before_write ? "write" : "read", pc_off(before_pc), (unsigned long)(in_dynamic ? a - (uintptr_t)r.dynamic : a - r.lib_base),
                         size, in_dynamic ? "dynamic=1|" : "") + where(t) + "|" + other(before) + "\n";
       Fiber& f = r.fibers[t];
-      if (!write && before_atomic && !f.guess_addr) {  // decided at its next CAS, or its end
+      if (!write && before_atomic && (!f.guess_addr || f.guess_addr == a)) {  // decided at its next CAS, or its end
         f.guess_addr = a;
         snprintf(f.guess_report, sizeof f.guess_report, "%s", line.c_str());
       } else if (r.race_count++ == 0) {
@@ -488,6 +498,7 @@ void output_store(uintptr_t a, void* pc, bool atomic) {
   if (index >= r.written.size()) return;
   const unsigned me = (unsigned)(r.block_linear * r.nthreads + r.current + 1);
   auto& w = r.written[index];
+  if (w.second < r.launch_stamp) w.first = 0;  // an earlier launch's: ordered before this one
   const long long other_block = w.first ? (long long)((w.first - 1) / r.nthreads) : -1;
   const bool unordered = w.first && w.first != me && (other_block != r.block_linear || w.second == r.stamp);
   if (unordered && !(atomic && w.atomic) && r.double_writes++ == 0) {
@@ -508,7 +519,7 @@ void output_read(uintptr_t a, void* pc) {
   const size_t index = (a - B.lo) / B.elem;
   if (index >= r.written.size()) return;
   const auto& w = r.written[index];
-  if (!w.first || (long long)((w.first - 1) / r.nthreads) == r.block_linear) return;
+  if (!w.first || w.second < r.launch_stamp || (long long)((w.first - 1) / r.nthreads) == r.block_linear) return;
   if (r.cross_reads++ == 0) {
     const long long other = (w.first - 1) / r.nthreads;
     const dim3 g = builtins.gridDim;
@@ -530,9 +541,7 @@ void device_access(uintptr_t a, int size, bool write, void* pc) {
   for (uintptr_t w = a >> 2; w <= (a + size - 1) >> 2; ++w) {
     if (write || r.in_atomic) {
       if (r.device_writer.size() >= MAX_DEVICE_WORDS && !r.device_writer.count(w)) {
-        r.device_untracked = true;  // a lab kernel needs a few words here; say so rather than stop checking
-        if (r.untracked++ == 0)
-          r.report += fmt("kind=untracked|device=1|bytes=%zu|pc=%lu|", MAX_DEVICE_WORDS * 4, pc_off(pc)) + where(r.current) + "\n";
+        r.device_untracked = true;  // a large __device__ scratch (a chapter's score matrix): not followed
         return;
       }
       r.device_writer[w] = me;
@@ -779,8 +788,10 @@ void fiber_main() {
 
 void release_barrier() {
   Runtime& r = R();
-  for (auto& f : r.fibers)
+  for (auto& f : r.fibers) {
     if (f.state == AT_BARRIER) f.state = RUNNABLE;
+    f.last_cas = 0;  // a CAS before the barrier excuses no read after it
+  }
   r.at_barrier = 0;
   ++r.barrier_gen;
   flush_uninit();
@@ -1009,12 +1020,9 @@ void collective(int kind, unsigned mask, void* value, int size, int arg, int wid
     std::memcpy(g.value, result[l], size);
     g.state = RUNNABLE;
   }
-  // the collective orders the warp's earlier accesses before its later ones only when every lane still
-  // running took part: `__syncwarp(1u << lane)` waits for nobody on a GPU, and orders nothing here
-  unsigned live = 0;
-  for (int l = 0; l < lanes; ++l)
-    if (r.fibers[base + l].state != EXITED) live |= 1u << l;
-  if ((mask & live) == live) ++r.warp_sync[t / 32];
+  // the collective orders its lanes' earlier accesses before their later ones (ordered())
+  r.warp_log[(t / 32) * WARP_LOG + r.warp_sync[t / 32] % WARP_LOG] = mask;
+  ++r.warp_sync[t / 32];
   std::memcpy(value, f.value, size);
 }
 
@@ -1138,6 +1146,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   r.nthreads = n;
   r.fibers.assign(n, Fiber{});
   r.warp_sync.assign((n + 31) / 32, 0);
+  r.warp_log.assign((n + 31) / 32 * WARP_LOG, 0);
   r.body = body, r.context = context;
   r.aborted = false, r.tracking = true;
   // the calling thread's stack holds the launcher's arguments, which every thread reads
@@ -1151,7 +1160,8 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   r.host_lo = (uintptr_t)stack_lo, r.host_len = stack_size;
   builtins.blockDim = block, builtins.gridDim = grid;
   r.blocks = (long long)grid.x * grid.y * grid.z;
-  r.device_writer.clear(), r.device_untracked = false, r.cas_last.clear();  // a launch sees the whole of the one before it
+  r.device_writer.clear(), r.device_untracked = false, r.cas_last.clear();
+  r.launch_stamp = r.stamp + 1;  // the first block's epoch  // a launch sees the whole of the one before it
   r.active = true;
   for (unsigned z = 0; z < grid.z && !r.aborted; ++z)
     for (unsigned y = 0; y < grid.y && !r.aborted; ++y)

@@ -206,12 +206,18 @@ __CUDA_CPU_ATOMIC(atomicDec, (old == 0 || old > (T)v) ? (T)v : old - 1)
 #undef __CUDA_CPU_ATOMIC
 template <class T, class U, class V>
 inline T atomicCAS_at(int line, T* a, U compare, V v) {
-  if (::__cuda_cpu::cas_contended((void*)a, line)) {  // another thread's update landed first: what it left
-    T other = (T)compare;
-    *reinterpret_cast<unsigned char*>(&other) ^= 1;
-    return other;
-  }
-  return ::__cuda_cpu::atomic(line, a, [&](T old) { return old == (T)compare ? (T)v : old; });
+  // where it would succeed, another thread's update may land first under contention (cas_contended): then
+  // it fails, returning a value other than `compare` and storing nothing; where it fails anyway, it fails
+  bool lost = false;
+  const T seen = ::__cuda_cpu::atomic(line, a, [&](T old) {
+    if (old != (T)compare) return old;
+    lost = ::__cuda_cpu::cas_contended((void*)a, line);
+    return lost ? old : (T)v;
+  });
+  if (!lost) return seen;
+  T other = (T)compare;
+  *reinterpret_cast<unsigned char*>(&other) ^= 1;
+  return other;
 }
 #define atomicAdd(...) atomicAdd_at(__LINE__, __VA_ARGS__)
 #define atomicSub(...) atomicSub_at(__LINE__, __VA_ARGS__)

@@ -15,6 +15,7 @@ from operator_course.cuda import cuda_build
 from operator_runtime_testing import verified_timing
 
 from .build_errors import captured_log, explain
+from .cell_lines import with_cell_lines
 from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import (GPU_PROGRAM_DIFFERS, bf16_program_differs, compile_tilelang, gpu_program_differs,
                       lower_for_gpu, run_tilelang)
@@ -137,7 +138,15 @@ def check_cuda(op: str, source: str, own_launch: bool = False, compile_for_gpu: 
     memory no thread wrote, barriers and shuffles that not every thread reaches. Same inputs, same
     judge, same messages.
     ``own_launch``: the source launches its kernel itself (a chapter's step kernel:
-    cuda_build.STEP_LAUNCHERS); ``compile_for_gpu=False`` skips the sm_90 build on a CPU machine."""
+    cuda_build.STEP_LAUNCHERS); ``compile_for_gpu=False`` skips the sm_90 build on a CPU machine.
+    In a notebook each CUDA_SOURCE line a message cites also gets the line of the answer cell."""
+    try:
+        _check_cuda(op, source, own_launch, compile_for_gpu)
+    except AssertionError as e:
+        raise AssertionError(with_cell_lines(str(e), source)) from None
+
+
+def _check_cuda(op: str, source: str, own_launch: bool, compile_for_gpu: bool) -> None:
     from operator_course.cuda import cuda_cpu
     from . import picture
 

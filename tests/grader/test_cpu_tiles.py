@@ -335,6 +335,8 @@ RACES = {
     "index j // 65536": (["for j in T.Parallel(64):", "    s[j // 65536] = s[j // 65536] + X[j]"], False),
     "through a bound value": (["for j in T.Parallel(64):", "    v = t[0]", "    t[0] = v + X[j]"], False),
     "through another buffer": (["for j in T.Parallel(64):", "    u[0] = t[0]", "    t[0] = u[0] + X[j]"], False),
+    # one iteration races with nothing (a row's max in m[0] under T.Parallel(1): a false-positive hunt's case)
+    "T.Parallel(1) writing s[0]": (["for i in T.Parallel(1):", "    s[0] = s[0] + X[i]"], True),
     "nested under a serial loop": (["for i in T.Parallel(1):", "    for r in T.serial(1):",
                                     "        for j in T.Parallel(64):", "            s[i] = s[i] + X[j]"], False),
 }

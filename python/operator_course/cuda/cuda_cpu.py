@@ -106,8 +106,17 @@ def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
     for suffix, ctype in cuda_build.SUFFIX.values():
         entries.append(f'extern "C" __attribute__((visibility("default"))) int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {cpu_launcher(body)}\n'
                        f"  return (int)cudaGetLastError();\n}}\n")
-    return (PREAMBLE + '#line 1 "CUDA_SOURCE"\n' + student_source + '\n#line 1 "launcher_added_by_the_lab"\n'
+    return (PREAMBLE + '#line 1 "CUDA_SOURCE"\n' + _one_static(student_source) + '\n#line 1 "launcher_added_by_the_lab"\n'
             + "\n".join(entries))
+
+
+_STATIC_SPACE = re.compile(r"\bstatic(\s+)(__shared__|__constant__)\b|\b(__shared__|__constant__)(\s+)static\b")
+
+
+def _one_static(source: str) -> str:
+    """`static __shared__` and `static __constant__` (nvcc takes both) as the header can compile them: it
+    spells those memory spaces `static`, which `static static` would repeat. Lines stay where they are."""
+    return _STATIC_SPACE.sub(lambda m: (m.group(1) or m.group(4)) + (m.group(2) or m.group(3)), source)
 
 
 def _compile(args: list[str], what: str) -> None:

@@ -260,7 +260,7 @@ def _refuse_shared_writes(nest) -> None:
 
     def writes(node, loops, pinned):
         if isinstance(node, tirx.For) and node.kind == tirx.ForKind.PARALLEL:
-            return writes(node.body, loops + [(node.loop_var, node.extent)], pinned)
+            return writes(node.body, loops + _racing(node), pinned)
         if isinstance(node, tirx.IfThenElse):
             extra = {v for v, _ in loops if pins(node.condition, v, loops)}
             writes(node.then_case, loops, pinned | extra)
@@ -299,7 +299,7 @@ def _refuse_shared_writes(nest) -> None:
     def reads(node, defined: set, loops):
         """Program order within one iteration: a shared element read before this iteration wrote it."""
         if isinstance(node, tirx.For):
-            inner = loops + [(node.loop_var, node.extent)] if node.kind == tirx.ForKind.PARALLEL else loops
+            inner = loops + _racing(node) if node.kind == tirx.ForKind.PARALLEL else loops
             return reads(node.body, defined, inner)
         if isinstance(node, tirx.IfThenElse):
             loads(node.condition, defined, loops)
@@ -321,6 +321,15 @@ def _refuse_shared_writes(nest) -> None:
             reads(child, defined, loops)
 
     reads(nest, set(), [])
+
+
+def _racing(loop) -> list:
+    """A T.Parallel loop's (variable, extent), unless it has one iteration (`T.Parallel(1)`, a row's max
+    in `m[0]`): nothing runs beside it, so nothing races."""
+    from tvm import tirx
+
+    one = isinstance(loop.extent, tirx.IntImm) and loop.extent.value == 1
+    return [] if one else [(loop.loop_var, loop.extent)]
 
 
 def _race_message(missing, element: str, how: str) -> str:

@@ -76,10 +76,6 @@ struct Fiber {
   int predicate[2];
   uintptr_t cas_lost;  // an address whose atomicCAS failed here as under contention, not retried yet
   int cas_line;
-  // a plain read of a word other threads were adding to atomically: a race, unless this thread's
-  // next atomic there is a CAS (the read is then a CAS loop's first guess, checked by the CAS)
-  uintptr_t guess_addr, last_cas;  // last_cas: the address of this thread's latest atomicCAS
-  char guess_report[256];
 };
 
 struct Buffer {
@@ -380,28 +376,24 @@ void shared_access(uintptr_t a, int size, bool write, void* pc) {
     if (!c) return;
     int before = -1;
     void* before_pc = nullptr;
-    bool before_write = false, before_atomic = false;
-    if (c->writer >= 0 && !ordered(c->writer, c->writer_sync) && !(atomic && c->writer_atomic)) {
-      before = c->writer, before_pc = c->writer_pc, before_write = true, before_atomic = c->writer_atomic;
-    } else if (!atomic && c->other_atomic >= 0 && !ordered(c->other_atomic, c->other_atomic_sync)) {
-      before = c->other_atomic, before_pc = c->other_atomic_pc, before_write = true, before_atomic = true;
-    } else if (write) {
-      for (int i = 0; i < 2 && before < 0; ++i)  // (an atomic meets a CAS loop's guess: the reader's CAS checked it)
-        if (c->reader[i] >= 0 && !ordered(c->reader[i], c->reader_sync[i]) && !(atomic && r.fibers[c->reader[i]].last_cas == a))
-          before = c->reader[i], before_pc = c->reader_pc[i];
+    // atomics race with plain stores only: two atomics do not, nor an atomic and a plain read (a CAS loop's
+    // first guess, a float atomic max's early exit `old = *p; while (v > old) ...` read so, rightly)
+    bool before_write = false;
+    const bool plain_write = write && !atomic;
+    if (c->writer >= 0 && !ordered(c->writer, c->writer_sync) && (!c->writer_atomic || plain_write)) {
+      before = c->writer, before_pc = c->writer_pc, before_write = true;
+    } else if (plain_write && c->other_atomic >= 0 && !ordered(c->other_atomic, c->other_atomic_sync)) {
+      before = c->other_atomic, before_pc = c->other_atomic_pc, before_write = true;
+    } else if (plain_write) {
+      for (int i = 0; i < 2 && before < 0; ++i)
+        if (c->reader[i] >= 0 && !ordered(c->reader[i], c->reader_sync[i])) before = c->reader[i], before_pc = c->reader_pc[i];
     }
     if (before >= 0) {
       const bool in_dynamic = r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len;
-      const std::string line = fmt("kind=race|rw=%s|pc=%lu|other_rw=%s|other_pc=%lu|addr=%lu|size=%d|%s", write ? "write" : "read",
+      if (r.race_count++ == 0)
+        r.report += fmt("kind=race|rw=%s|pc=%lu|other_rw=%s|other_pc=%lu|addr=%lu|size=%d|%s", write ? "write" : "read",
                         pc_off(pc), before_write ? "write" : "read", pc_off(before_pc), (unsigned long)(in_dynamic ? a - (uintptr_t)r.dynamic : a - r.lib_base),
                         size, in_dynamic ? "dynamic=1|" : "") + where(t) + "|" + other(before) + "\n";
-      Fiber& f = r.fibers[t];
-      if (!write && before_atomic && (!f.guess_addr || f.guess_addr == a)) {  // decided at its next CAS, or its end
-        f.guess_addr = a;
-        snprintf(f.guess_report, sizeof f.guess_report, "%s", line.c_str());
-      } else if (r.race_count++ == 0) {
-        r.report += line;
-      }
       return;
     }
     if (write) {
@@ -788,10 +780,8 @@ void fiber_main() {
 
 void release_barrier() {
   Runtime& r = R();
-  for (auto& f : r.fibers) {
+  for (auto& f : r.fibers)
     if (f.state == AT_BARRIER) f.state = RUNNABLE;
-    f.last_cas = 0;  // a CAS before the barrier excuses no read after it
-  }
   r.at_barrier = 0;
   ++r.barrier_gen;
   flush_uninit();
@@ -863,15 +853,6 @@ void stuck() {
   }
 }
 
-// A plain read of a word other threads add to atomically, not followed by this thread's CAS there by its
-// next barrier or its end: the race it was (shared_access).
-void guess_check(int t) {
-  Runtime& r = R();
-  Fiber& f = r.fibers[t];
-  if (f.guess_addr && r.race_count++ == 0) r.report += f.guess_report;
-  f.guess_addr = 0;
-}
-
 // A thread's end with an atomicCAS that failed as under contention and was never retried (cas_contended).
 void cas_check_retried(int t) {
   Runtime& r = R();
@@ -884,7 +865,6 @@ void cas_check_retried(int t) {
 void finish_thread() {
   Runtime& r = R();
   const int t = r.current, base = t - lane_of(t);
-  guess_check(t);
   cas_check_retried(t);
   r.fibers[t].state = EXITED;
   ++r.exited;
@@ -930,7 +910,6 @@ void syncthreads(int line) {
   Runtime& r = R();
   if (!r.active) return;
   Fiber& f = r.fibers[r.current];
-  guess_check(r.current);
   f.state = AT_BARRIER;
   f.line = line;
   if (++r.at_barrier == r.nthreads) {
@@ -1054,8 +1033,6 @@ bool cas_contended(void* address, int line) {
   Fiber& f = r.fibers[r.current];
   const uintptr_t a = (uintptr_t)address;
   const long long me = r.block_linear * r.nthreads + r.current + 1;
-  if (f.guess_addr == a) f.guess_addr = 0;  // the plain read before it was this CAS loop's first guess
-  f.last_cas = a;
   if (f.cas_lost == a) {  // the retry: it succeeds or fails on the value alone
     f.cas_lost = 0;
     r.cas_last[a] = me;
@@ -1171,7 +1148,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         for (int t = 0; t < n; ++t) {
           Fiber& f = r.fibers[t];
           f.state = RUNNABLE;
-          f.cas_lost = 0, f.guess_addr = 0, f.last_cas = 0;
+          f.cas_lost = 0;
           f.tid = uint3{(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / (block.x * block.y))};
           f.sp = initial_stack(r.stacks + t * STACK, STACK);
         }
@@ -1179,6 +1156,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
         ++r.stamp, r.cells_used = 0, r.tracking = true;
         r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
         r.ticket = false;
+        r.cas_last.clear();  // a block's threads contend for its shared memory (its own on a GPU)
         r.pending.clear();
         for (auto& s : r.warp_sync) s = 0;
         profile_block_begin(r);

@@ -96,6 +96,23 @@ unsigned activemask();
 void atomic_enter(int line);  // the accesses up to atomic_exit are one atomic operation
 void atomic_exit();
 bool cas_contended(void* address, int line);  // fail this atomicCAS once, as under contention (runtime.cpp)
+// What a contended CAS returns: the value next to `v` in its bits (another thread's update, as far as the
+// caller can tell), not a NaN where the bits are a float's (a float atomic max's -inf stays a number)
+template <class T>
+inline T beside(T v) {
+  static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "atomicCAS takes 16-, 32- and 64-bit words");
+  using Bits = typename std::conditional<sizeof(T) == 2, unsigned short,
+               typename std::conditional<sizeof(T) == 4, unsigned, unsigned long long>::type>::type;
+  const int mantissa = sizeof(T) == 2 ? 10 : sizeof(T) == 4 ? 23 : 52, exponent = sizeof(T) == 2 ? 5 : sizeof(T) == 4 ? 8 : 11;
+  const Bits exp_mask = (Bits)(((Bits(1) << exponent) - 1) << mantissa), man_mask = (Bits)((Bits(1) << mantissa) - 1);
+  Bits b;
+  std::memcpy(&b, &v, sizeof b);
+  Bits up = (Bits)(b + 1);
+  if ((up & exp_mask) == exp_mask && (up & man_mask)) up = (Bits)(b - 1);  // b + 1 would read as a NaN
+  T out;
+  std::memcpy(&out, &up, sizeof out);
+  return out;
+}
 void trap(int line);
 void* dynamic_shared();
 int kernel_printf(const char* format, ...);
@@ -215,9 +232,7 @@ inline T atomicCAS_at(int line, T* a, U compare, V v) {
     return lost ? old : (T)v;
   });
   if (!lost) return seen;
-  T other = (T)compare;
-  *reinterpret_cast<unsigned char*>(&other) ^= 1;
-  return other;
+  return ::__cuda_cpu::beside(seen);
 }
 #define atomicAdd(...) atomicAdd_at(__LINE__, __VA_ARGS__)
 #define atomicSub(...) atomicSub_at(__LINE__, __VA_ARGS__)

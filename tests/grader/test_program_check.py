@@ -104,6 +104,10 @@ def chapter_programs(path: Path) -> list[tuple[str, object]]:
                     variants = [{"strategy": s} for s in ("cached", "online", "packed")]
                 if "config" in params and gpu:
                     variants = [{"config": c} for c in module.CONFIGS]
+                if "d" in params:  # attention's dense program: a GPU program of 16-bit dtypes, per head dim
+                    if not gpu or dtype == "float32":
+                        continue
+                    variants = [{"d": d} for d in module.DENSE_HEAD_DIMS]
                 for extra in variants:
                     out.append((f"{name}{extra or ''}[{dtype},{gpu}]", lambda f=factory, kw={**kw, **extra}: f(**kw)))
     return out

@@ -49,7 +49,7 @@ def test_a_sandbox_sees_only_its_gpu(monkeypatch):
 def _context(tmp_path: Path, jobs: int, gpu_ids: list[str]) -> Context:
     args = SimpleNamespace(timeout=10.0, out=tmp_path / "grades", unsafe_no_sandbox=True, per_process_limits=True,
                            disk_gb=1, cpu_verdicts="count", seed=1, jobs=jobs, sandbox_uid=61000, memory_gb=1)
-    return Context(args, gpu_ids, [])
+    return Context(args, gpu_ids, [], {})
 
 
 def _runners(ctx: Context, n: int) -> list[tuple]:

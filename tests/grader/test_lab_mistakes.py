@@ -100,6 +100,7 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
     from operator_course.grader.assemble import CheckSpec
     from operator_course.grader.execute import Executed
     from operator_course.grader.sandbox import Unsandboxed
+    from operator_course.grader import secret_shapes
     from operator_course.grader.score import dtype_names, plan, run_jobs, verdict
 
     spec = MISTAKES[name]
@@ -113,7 +114,7 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
     device = "cuda" if GPU else "cpu"  # the grader judges on its own machine, as the notebook did
     export.save("check", "tilelang", lambda: namespace[factory], dtype_names(device), GPU, check.who, factory)
     executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "check").iterdir()}})
-    jobs, failed = plan([check], executed, device)
+    jobs, failed = plan([check], executed, device, secret=secret_shapes.load(secret_shapes.default_path(FOLDER.parents[2] / "labs"), [op]))
     run_jobs(list(jobs.values()), device, Unsandboxed(gpu=GPU), tmp_path / "runs", 300, tmp_path / "runner.log",
              threading.Lock())
     row = verdict(check, jobs.get("check"), failed.get("check"), "student", "lab")

@@ -80,7 +80,7 @@ class Context:
     """What every submission's grading shares: the device, limits and a pool of sandbox uids
     (one per concurrent job, so process limits and files are per submission)."""
 
-    def __init__(self, args, gpu_ids: list[str], protected: list[Path]):
+    def __init__(self, args, gpu_ids: list[str], protected: list[Path], secret: dict):
         from . import cgroups, gpus, sandbox
         from .score import Verdicts
 
@@ -98,6 +98,7 @@ class Context:
         self.verdicts = Verdicts()  # an artifact that recurs across the class runs once (score.Verdicts)
         # the lab inputs' seed, drawn here and never shown to a student (manifest.json keeps it)
         self.seed = args.seed if args.seed is not None else secrets.randbits(62)
+        self.secret = secret  # op -> the grader's own shape draw (secret_shapes.py)
         self._uids: queue.Queue = queue.Queue()
         root = os.geteuid() == 0
         for i, gpu in enumerate(gpus.slots(args.jobs, gpu_ids)):  # a job slot: its sandbox uid and its GPU
@@ -179,7 +180,7 @@ def grade_submission(sub: Submission, lab: Lab, ctx: Context) -> list[Row]:
             for check, files in executed.artifacts.items():  # long reports go to the log, beside the feedback
                 if "report.txt" in files:
                     (logs / f"{check}-report.txt").write_bytes(files["report.txt"])
-            jobs, failed = plan(lab.specs, executed, ctx.device, ctx.seed)
+            jobs, failed = plan(lab.specs, executed, ctx.device, ctx.seed, ctx.secret)
             known = ctx.verdicts.known(jobs, sub.student)  # the same artifact, judged earlier in this run
             if known:
                 logs.mkdir(parents=True, exist_ok=True)
@@ -235,6 +236,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="kernels a CPU grader judges (CUDA on the emulator, TileLang on the C target): count "
                              "now (default), or stay pending until a GPU pass")
     parser.add_argument("--seed", type=int, help="the inputs' seed (default: a fresh secret one, in manifest.json)")
+    parser.add_argument("--secret-shapes", type=Path, help="the grader's own lab shapes (default: LABS/secret_shapes.py; "
+                        "a published course keeps its own copy elsewhere)")
     parser.add_argument("--gpus", help="GPUs to grade on, comma-separated (default: every one this process sees); "
                         "the jobs spread over them, timed checks one at a time per GPU")
     parser.add_argument("--per-process-limits", action="store_true",
@@ -254,6 +257,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             parser.error(f"--out must lie outside {name} (and not contain it)")
     if args.roster is not None and not args.roster.is_file():
         parser.error(f"--roster {args.roster} is not a file")
+    if args.secret_shapes is not None and not args.secret_shapes.is_file():
+        parser.error(f"--secret-shapes {args.secret_shapes} is not a file")
     if args.jobs is None:
         args.jobs = safe_jobs(args.memory_gb)
     if args.jobs < 1 or args.timeout <= 0 or args.memory_gb < 1 or args.disk_gb < 1:
@@ -320,6 +325,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"grade: error: --lab {', '.join(unknown)}: not among {', '.join(labs)}", file=sys.stderr)
         return 2
     labs = {k: v for k, v in labs.items() if not args.lab or k in args.lab}
+    from . import secret_shapes
+
+    shapes_file = args.secret_shapes or secret_shapes.default_path(args.labs)
+    if shapes_file.is_file():
+        try:
+            secret = secret_shapes.load(shapes_file, sorted({s.op for lab in labs.values() for s in lab.specs}))
+        except ValueError as e:
+            print(f"grade: error: {e}", file=sys.stderr)
+            return 2
+    else:
+        secret, shapes_file = {}, None
+        print(f"grade: WARNING: no {secret_shapes.default_path(args.labs)}: the checks draw only the public lab "
+              "shapes, which a kernel capped just past them passes", file=sys.stderr)
 
     import torch
     from tqdm import tqdm
@@ -358,9 +376,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     subs, student_notes = collect(args.submissions, labs, {k: v.answers for k, v in labs.items()}, roster)
     protected = [p.resolve() for p in (args.labs, args.submissions, args.out)]
-    if args.roster:
-        protected.append(args.roster.resolve())
-    ctx = Context(args, gpu_ids, protected)
+    protected += [p.resolve() for p in (args.roster, shapes_file) if p]
+    ctx = Context(args, gpu_ids, protected, secret)
     start = time.monotonic()
     rows: list[Row] = [Row(s, "-", "notes", "note", 0.0, 0.0, n) for s, ns in student_notes.items() for n in ns]
     try:
@@ -381,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     gradebook.write(args.out, merged, list(labs))
     manifest = {"graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "device": ctx.device,
                 "sandbox": not args.unsafe_no_sandbox, "limits": limits, "jobs": args.jobs, "gpus": gpu_ids, "seed": ctx.seed,
+                "secret_shapes": str(shapes_file) if shapes_file else None,
                 "cpu_verdicts": args.cpu_verdicts, "seconds": round(time.monotonic() - start, 1),
                 "grader_peak_rss_bytes": _peak_rss(),
                 "labs": {k: {"path": str(v.path), "sha256": v.sha256} for k, v in labs.items()}}

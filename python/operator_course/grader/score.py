@@ -45,11 +45,13 @@ def dtype_names(device: str) -> list[str]:
     return [TL_DTYPES[d] for d in DTYPES[device]]
 
 
-def plan(specs: list[CheckSpec], executed: Executed, device: str,
-         seed: int | None = None) -> tuple[dict[str, Job], dict[str, str]]:
+def plan(specs: list[CheckSpec], executed: Executed, device: str, seed: int | None = None,
+         secret: dict | None = None) -> tuple[dict[str, Job], dict[str, str]]:
     """(check -> runner job, check -> why it fails before running anything). The inputs: the lab's
-    public shapes and the grader's secret ones (judge.lab_cases), drawn from ``seed`` (None: a fresh one)."""
+    public shapes and the grader's own ones (``secret``: op -> its draw, secret_shapes.load), drawn
+    from ``seed`` (None: a fresh one)."""
     seed = torch.seed() if seed is None else seed
+    secret = secret or {}
     jobs, failed = {}, {}
     compiles: dict[str, Job] = {}  # source hash -> its cuda-compile job, shared by the checks of one source
     for spec in specs:
@@ -62,14 +64,14 @@ def plan(specs: list[CheckSpec], executed: Executed, device: str,
             failed[spec.id] = _text(files["error.txt"])  # export.py's words, as the notebook's check says them
             continue
         if spec.kind == "tilelang":
-            jobs[spec.id] = Job(spec, "tilelang", files, lab_cases(spec.op, device, _check_seed(seed, spec.id), lang="tilelang", secret=True))
+            jobs[spec.id] = Job(spec, "tilelang", files, lab_cases(spec.op, device, _check_seed(seed, spec.id), lang="tilelang", secret=secret.get(spec.op)))
         elif "source.cu" not in files:
             failed[spec.id] = f"`{spec.answer}` was not saved for grading"
         elif device == "cuda":
             kind = "cuda" if spec.kind == "cuda" else "performance"
-            jobs[spec.id] = Job(spec, kind, files, lab_cases(spec.op, device, _check_seed(seed, spec.id), secret=True) if kind == "cuda" else [])
+            jobs[spec.id] = Job(spec, kind, files, lab_cases(spec.op, device, _check_seed(seed, spec.id), secret=secret.get(spec.op)) if kind == "cuda" else [])
         elif spec.kind == "cuda":  # no GPU: the kernel runs on the CPU (cuda_cpu.py), on the GPU's dtypes
-            jobs[spec.id] = Job(spec, "cuda-cpu", files, lab_cases(spec.op, "cuda", _check_seed(seed, spec.id), secret=True))
+            jobs[spec.id] = Job(spec, "cuda-cpu", files, lab_cases(spec.op, "cuda", _check_seed(seed, spec.id), secret=secret.get(spec.op)))
         else:  # no GPU: a timing waits for a GPU pass; compile once per source, unless it fails
             key = hashlib.sha256(files["source.cu"]).hexdigest()
             compiles.setdefault(key, Job(spec, "cuda-compile", files, []))

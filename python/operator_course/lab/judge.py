@@ -9,6 +9,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -45,14 +46,16 @@ class Case:
         return [guarded_input(t, device) for t in self.inputs]
 
 
-def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda", secret: bool = False) -> list[Case]:
+def lab_cases(op: str, device: str, seed: int | None = None, lang: str = "cuda",
+              secret: Callable[[random.Random], tuple] | None = None) -> list[Case]:
     """Every lab input for ``op`` on ``device``'s dtypes (for kernels in ``lang``); fresh random
-    values unless seeded. ``secret``: the grader's run adds the record's secret shapes, drawn from
-    ``seed`` (which a student never sees), to the public ones the notebook checks."""
+    values unless seeded. ``secret``: the grader's run adds its own shapes (the instructor's draw,
+    grader/secret_shapes.py), drawn from ``seed`` (which a student never sees), to the public ones
+    the notebook checks."""
     seed = torch.seed() if seed is None else seed
     gen = torch.Generator().manual_seed(seed)
     kinds = dtypes(op, device, lang)
-    shapes = list(SHAPES[op]) + (list(get(op).secret_shapes(random.Random(f"{seed}:{op}"))) if secret else [])
+    shapes = list(SHAPES[op]) + (list(secret(random.Random(f"{seed}:{op}"))) if secret else [])
     shapes = _tma_shapes(shapes) if get(op).kind == "matmul" and (lang, device) == ("tilelang", "cuda") else shapes
     cases = [Case(dtype, shape, draw(op, shape, dtype, "cpu", gen)) for dtype in kinds for shape in shapes]
     for dtype in kinds:

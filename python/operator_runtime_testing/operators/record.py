@@ -62,9 +62,7 @@ class Operator:
     # the labs (lab/cases.py, lab/judge.py, lab/checks.py): inputs every check draws, the shape a
     # performance check times, the inputs' and the output's shapes for a lab shape
     lab_shapes: tuple[tuple, ...]
-    # the grader's own shapes, drawn per run from its secret seed (a random.Random), beyond every grid or
-    # loop bound a student could hard-code from the public lab_shapes (lab/judge.lab_cases)
-    secret_shapes: Callable[[object], tuple[tuple, ...]]
+    # (the grader's own shapes, beyond these, are the instructor's: labs/secret_shapes.py, never installed)
     bench_shape: tuple
     input_shapes: Callable[[tuple], list[tuple]]
     output_shape: Callable[[tuple], tuple]

@@ -55,3 +55,29 @@ def test_a_bfloat16_only_branch_differs():
     factory = module.reduce_sum_program
     assert bf16_program_differs(factory("float16", True), factory("bfloat16", True))
     assert not bf16_program_differs(factory("float16", True), factory("float16", True))
+
+
+def test_a_factory_asking_torch_for_a_gpu_gets_its_gpu_program_built(tmp_path, monkeypatch):
+    """A CPU grader's export builds gpu=True while torch says a GPU is there: the sniffing factory's
+    GPU program is its GPU one, which differs from the CPU's (so the check waits for a GPU grader)."""
+    import json
+
+    import torch
+    from tilelang import tvm
+
+    from operator_course.grader import export
+    from operator_course.lab.kernels import gpu_program_differs
+
+    if torch.cuda.is_available():
+        pytest.skip("on a GPU machine the export builds gpu=True only, with torch's own answer")
+    spec = importlib.util.spec_from_file_location("sniff", ROOT / "tests/labs/gpu_program/copy_sniffs_cuda.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.chdir(tmp_path)
+    export.save("check", "tilelang", lambda: module.copy_program, ["float32"], False, answer="copy_program")
+    folder = tmp_path / "artifacts" / "check"
+    assert not (folder / "error.txt").exists(), (folder / "error.txt").read_text()
+    cpu, gpu = (tvm.ir.load_json((folder / f"{name}.json").read_text()) for name in ("float32", "gpu-float32"))
+    assert gpu_program_differs(cpu, gpu)
+    assert torch.cuda.is_available() is False, "the export left torch believing in a GPU"
+    assert json.loads((folder / "float32.json").read_text())  # the CPU program, saved as ever

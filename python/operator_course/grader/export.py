@@ -11,6 +11,7 @@ A student who changes what lands here submits a different kernel, which is then 
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from pathlib import Path
 
@@ -61,13 +62,31 @@ def _save_programs(folder: Path, factory, dtypes: list[str], gpu: bool, who: str
     for dtype, for_gpu, prefix in builds:
         where = " for a GPU (gpu=True)" if prefix else ""
         try:
-            with captured_log() as log:
+            with captured_log() as log, (_as_on_a_gpu() if prefix else contextlib.nullcontext()):
                 program = factory(dtype, for_gpu)
         except Exception as e:  # noqa: BLE001 - the student's program does not build: their error
             raise Unavailable(explain(e, who, f"building the {dtype} program{where}", log.getvalue())[0]) from e
         if not isinstance(program, tvm.tirx.PrimFunc):
             raise Unavailable(f"the function returned {type(program).__name__} for {dtype}{where}, not a T.prim_func")
         (folder / f"{prefix}{dtype}.json").write_text(tvm.ir.save_json(program))
+
+
+@contextlib.contextmanager
+def _as_on_a_gpu():
+    """While a CPU machine builds the GPU's program, torch says a GPU is there. A factory that asked
+    ``torch.cuda.is_available()`` instead of its ``gpu`` argument handed a CPU grader its CPU program
+    for gpu=True too (a serial loop that is right on the C target): the two matched, and the CPU's
+    verdict counted for a program no GPU would run. Now the GPU program it builds is its GPU one, and
+    where that differs the check waits for a GPU grader (lab.kernels.gpu_program_differs). A student's
+    notebook could undo this; the grader's GPU pass judges whatever it then saved."""
+    import torch
+
+    saved = torch.cuda.is_available, torch.cuda.device_count
+    torch.cuda.is_available, torch.cuda.device_count = (lambda: True), (lambda: 1)
+    try:
+        yield
+    finally:
+        torch.cuda.is_available, torch.cuda.device_count = saved
 
 
 def _describe(e: BaseException) -> str:

@@ -44,10 +44,13 @@ HINTS = [
     (r"takes \d+ positional arguments? but \d+ (were|was) given", None,
      "a TileLang function was called with the wrong number of arguments: T.exp(x), T.max(a, b), "
      "T.cast(x, \"float32\"), T.ceildiv(a, b)"),
+    # a T.copy between a global tensor and a shared tile, in T.Pipelined or not (a blind student's lab 1
+    # answer with T.alloc_shared met it under T.serial, where the T.Pipelined-only words misled)
     (r"dtype mismatch: int64 vs int32", None,
-     "inside T.Pipelined TileLang (0.1.15) builds the asynchronous copies' addresses from 32-bit thread "
-     "offsets and cannot add a 64-bit tile offset to them: compute the tile index in 32 bits, e.g. "
-     "first = T.cast(bx, \"int32\") * STEPS, then (first + k) * TILE"),
+     "for a T.copy to or from a shared tile (T.alloc_shared; also T.Pipelined's asynchronous copies) TileLang "
+     "(0.1.15) builds the addresses from 32-bit thread offsets and cannot add a 64-bit tile offset to them: "
+     "compute the tile index in 32 bits, e.g. first = T.cast(bx, \"int32\") * STEPS, then (first + k) * TILE, "
+     "or copy through a fragment (T.alloc_fragment)"),
     # nvcc on TileLang's CUDA for T.gemm with a bfloat16 accumulator (seen on the H200, TileLang 0.1.15)
     (r"mma_sync: unsupported configuration|wgmma.*unsupported", None,
      "T.gemm accumulates in its third argument's dtype, and the tensor cores have no instruction that "

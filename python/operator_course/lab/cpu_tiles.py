@@ -89,6 +89,8 @@ Limits (still fail on the C target after the rewrite, with TileLang's error):
 
 from __future__ import annotations
 
+from collections import Counter
+
 TILE_SCOPES = ("local.fragment", "shared", "shared.dyn")  # what prepare_for_cpu turns into "local"
 CPU_TARGETS = ("c", "llvm")  # TileLang's CPU targets
 _REDUCE_OP = "tl.tileop.reduce"
@@ -151,6 +153,7 @@ def _prepare_func(func):
 
     tirx.stmt_functor.post_order_visit(func.body, collect)
     for_each_parallel_nest(func.body, _refuse_shared_writes)  # before (a): the tiles' own scopes
+    _refuse_cross_block_updates(func.body)
     body = tirx.stmt_functor.substitute(func.body, vmap) if vmap else func.body
 
     # (b) a T.Parallel nest that touches a tile -> T.serial loops. Nests over global buffers only
@@ -211,50 +214,10 @@ def _refuse_shared_writes(nest) -> None:
       T.reduce_sum.
     Variables bound in the body (``j = bx * TILE + i``) are followed; T.Parallel loops nested under
     others, serial loops between them included, add their variables."""
-    from tvm import arith, ir, tirx
+    from tvm import tirx
 
-    bound = {}  # tirx.Bind: a variable bound to an expression in the loop's body
-    tirx.stmt_functor.post_order_visit(nest, lambda n: bound.__setitem__(n.var, n.value)
-                                       if isinstance(n, tirx.Bind) else None)
-
-    def expand(expr):
-        for _ in range(8):  # bound variables in bound values, a few levels deep
-            uses_bound = []
-            tirx.stmt_functor.post_order_visit(expr, lambda n: uses_bound.append(n)
-                                               if isinstance(n, tirx.Var) and n in bound else None)
-            if not uses_bound:
-                break
-            expr = tirx.stmt_functor.substitute(expr, bound)
-        return expr
-
-    def analyzer(loops):
-        a = arith.Analyzer()
-        for var, extent in loops:
-            a.bind(var, ir.Range.from_min_extent(0, extent - 1))  # var and var + 1 both in range
-        return a
-
-    def next_of(expr, var):
-        return tirx.stmt_functor.substitute(expr, {var: var + tirx.const(1, var.dtype)})
-
-    def varies(index, var, loops) -> bool:
-        """Whether the element ``index`` moves with ``var`` (not provably the same for var and var + 1)."""
-        e = expand(index)
-        return not analyzer(loops).can_prove_equal(next_of(e, var), e)
-
-    def pins(cond, var, loops) -> bool:
-        """``cond`` holds for one value of ``var`` at most: a == b, one side strictly monotone in var and
-        the other not moving with it."""
-        if not isinstance(cond, tirx.EQ):
-            return False
-        a, sides = analyzer(loops), (expand(cond.a), expand(cond.b))
-        for side, other in (sides, sides[::-1]):
-            e1 = next_of(side, var)
-            if (a.can_prove(e1 > side) or a.can_prove(e1 < side)) and a.can_prove_equal(next_of(other, var), other):
-                return True
-        return False
-
-    def element(load_or_store) -> tuple:
-        return load_or_store.buffer.data, tuple(str(expand(i)) for i in load_or_store.indices)
+    ix = _Indexing(nest)
+    expand, varies, pins, element = ix.expand, ix.varies, ix.pins, ix.element
 
     shared: dict[tuple, str] = {}  # element -> its text, written by every iteration of some loop
 
@@ -321,6 +284,147 @@ def _refuse_shared_writes(nest) -> None:
             reads(child, defined, loops)
 
     reads(nest, set(), [])
+
+
+class _Indexing:
+    """Index arithmetic over the loop and block variables of ``stmt``: whether an element moves with a
+    variable, whether a condition pins a variable to one value. Variables bound in ``stmt``
+    (``j = bx * TILE + i``) are followed."""
+
+    def __init__(self, stmt):
+        from tvm import tirx
+
+        self.bound = {}  # tirx.Bind: a variable bound to an expression
+        tirx.stmt_functor.post_order_visit(stmt, lambda n: self.bound.__setitem__(n.var, n.value)
+                                           if isinstance(n, tirx.Bind) else None)
+
+    def expand(self, expr):
+        from tvm import tirx
+
+        for _ in range(8):  # bound variables in bound values, a few levels deep
+            uses_bound = []
+            tirx.stmt_functor.post_order_visit(expr, lambda n: uses_bound.append(n)
+                                               if isinstance(n, tirx.Var) and n in self.bound else None)
+            if not uses_bound:
+                break
+            expr = tirx.stmt_functor.substitute(expr, self.bound)
+        return expr
+
+    @staticmethod
+    def analyzer(loops):
+        from tvm import arith, ir
+
+        a = arith.Analyzer()
+        for var, extent in loops:
+            a.bind(var, ir.Range.from_min_extent(0, extent - 1))  # var and var + 1 both in range
+        return a
+
+    @staticmethod
+    def next_of(expr, var):
+        from tvm import tirx
+
+        return tirx.stmt_functor.substitute(expr, {var: var + tirx.const(1, var.dtype)})
+
+    def varies(self, index, var, loops) -> bool:
+        """Whether the element ``index`` moves with ``var`` (not provably the same for var and var + 1)."""
+        e = self.expand(index)
+        return not self.analyzer(loops).can_prove_equal(self.next_of(e, var), e)
+
+    def pins(self, cond, var, loops) -> bool:
+        """``cond`` holds for one value of ``var`` at most: a == b, one side strictly monotone in var and
+        the other not moving with it."""
+        from tvm import tirx
+
+        if not isinstance(cond, tirx.EQ):
+            return False
+        a, sides = self.analyzer(loops), (self.expand(cond.a), self.expand(cond.b))
+        for side, other in (sides, sides[::-1]):
+            e1 = self.next_of(side, var)
+            if (a.can_prove(e1 > side) or a.can_prove(e1 < side)) and a.can_prove_equal(self.next_of(other, var), other):
+                return True
+        return False
+
+    def element(self, load_or_store) -> tuple:
+        return load_or_store.buffer.data, tuple(str(self.expand(i)) for i in load_or_store.indices)
+
+
+def _refuse_cross_block_updates(body) -> None:
+    """The C target runs a kernel's blocks one after another; a GPU runs them at once. A block that
+    reads an element of a global buffer and stores it (``Y[bx] = Y[bx] + partial``, also through a
+    local copy, or a region T.copy reads into a tile and back) while other blocks do the same (the element does not move with a block index of a
+    grid dim that has more than one block, and no ``if by == 0`` pins it) gets the right sum here and
+    loses updates there. Refused, as a GPU would fail; T.atomic_add is how blocks combine results."""
+    from tvm import tirx
+
+    blocks = []  # (variable, extent) of each block index of T.Kernel with more than one block
+
+    def launch(node):  # T.Kernel's block indices: loops bound to blockIdx.*
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.THREAD_BINDING \
+                and str(node.thread_binding.thread_tag).startswith("blockIdx") \
+                and not (isinstance(node.extent, tirx.IntImm) and node.extent.value == 1):
+            blocks.append((node.loop_var, node.extent))
+
+    tirx.stmt_functor.post_order_visit(body, launch)
+    if not blocks:
+        return
+    ix = _Indexing(body)
+    # the global elements the kernel reads: its loads, less the starts of the regions T.copy writes
+    # (a region's start is a load in the IR), plus the regions it reads
+    reads = Counter()
+
+    def read(node):
+        if isinstance(node, tirx.BufferLoad) and node.buffer.scope() == "global":
+            reads[ix.element(node)] += 1
+        region = _region(node)
+        if region is not None and region[0].buffer.scope() == "global":
+            reads[ix.element(region[0])] += (region[1] & 1) - 1
+
+    tirx.stmt_functor.post_order_visit(body, read)
+
+    def written(node) -> list:
+        """The global elements ``node`` stores: a BufferStore's, or the start of a region T.copy writes."""
+        if isinstance(node, tirx.BufferStore):
+            return [node] if node.buffer.scope() == "global" else []
+        if isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
+            regions = [_region(a) for a in node.value.args]
+            return [r[0] for r in regions if r is not None and r[1] & 2 and r[0].buffer.scope() == "global"]
+        return []
+
+    def check(store, pinned):
+        shared = [v for v, _ in blocks if not any(v.same_as(p) for p in pinned)
+                  and not any(ix.varies(i, v, blocks) for i in store.indices)]
+        if shared:
+            names = ", ".join(v.name for v in shared)
+            text = f"{store.buffer.name}[{', '.join(str(i) for i in store.indices)}]"
+            raise ParallelRace(
+                f"every block along {names} reads and writes {text}: on a GPU the blocks run at once, so their "
+                f"updates of {text} race and all but one are lost (the CPU runs the blocks in order, which would "
+                f"hide it). A block may update only its own elements (indexed by {names}); to combine the blocks' "
+                "results use T.atomic_add, or give each block its own rows. (TileLang calls the block indices bx, by, "
+                "bz in the grid's order, whatever names your `with T.Kernel(...) as ...` gives them.)")
+
+    def stores(node, pinned):
+        if isinstance(node, tirx.IfThenElse):
+            stores(node.then_case, pinned | {v for v, _ in blocks if ix.pins(node.condition, v, blocks)})
+            if node.else_case is not None:
+                stores(node.else_case, pinned)
+            return
+        for store in written(node):
+            if reads[ix.element(store)] > 0:
+                check(store, pinned)
+        for child in _children(node):
+            stores(child, pinned)
+
+    stores(body, set())
+
+
+def _region(node):
+    """(the BufferLoad at its start, its access mask: 1 read, 2 write, 3 both) of a ``T.region`` call, else None."""
+    from tvm import ir, tirx
+
+    if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and node.op.name == "tl.region":
+        return node.args[0], int(node.args[1])
+    return None
 
 
 def _racing(loop) -> list:

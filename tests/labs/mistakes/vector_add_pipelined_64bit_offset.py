@@ -1,7 +1,6 @@
 # what: lab 2's pipelined loop with a 64-bit tile offset: TileLang 0.1.15 cannot add it to the async copies' 32-bit thread offsets
 # check: tilelang vector_add vector_add_pipelined_program
-# needs: gpu
-# says: compiling the float32 program | int64 vs int32 | T.cast(bx, "int32")
+# says: the float32 program | int64 vs int32 | T.cast(bx, "int32")
 def vector_add_pipelined_program(dtype: str, gpu: bool):
     n = T.dynamic("n", "int64")
     TILE, STEPS = 1024, 4

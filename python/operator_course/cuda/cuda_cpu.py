@@ -393,6 +393,10 @@ HINTS = {
                    "an input",
     "cross_read": "a block may read only what it wrote itself (or its inputs): combine blocks' results with "
                   "atomicAdd, or in a second kernel",
+    "early_read": "to combine every block's partial in one block, let the last block to arrive do it: each block "
+                  "stores its partial, calls __threadfence(), then takes a ticket (`last = atomicInc(&arrived, "
+                  "gridDim.x - 1) == gridDim.x - 1`); blockIdx.x == gridDim.x - 1 names the grid's last block, which "
+                  "may run first. Or use atomicAdd on the output, or a second kernel",
     "untracked": "keep large tables out of __device__ memory and stage shared memory a tile at a time, with a "
                  "__syncthreads() between tiles",
     "uninit": "each element of shared memory a thread reads must first be stored by a thread of the block (with a "
@@ -462,13 +466,22 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"input {names[b]}: on a GPU the threads that update it at once lose each other's updates, "
                              f"and the caller's tensor is changed{f' ({more} such writes in all)' if more > 1 else ''}.")
             hints.append(HINTS[kind])
+        elif kind == "cross_read" and "early" in r:
+            var = _variable(lib, int(r["addr"]), int(r.get("size", 1)), False)
+            out_lines.append(f"read of a __device__ variable before another block wrote it: {who} reads {var} at "
+                             f"CUDA_SOURCE {line}, which block {_triple(r['later_block'])} wrote later in this launch: "
+                             "on a GPU blocks run in any order (and at once), so the read got whatever was there "
+                             "before. (Here the grid's last block runs second wherever blocks share __device__ memory: "
+                             "the last block of the grid is not the last to run.)")
+            hints.append(HINTS["early_read"])
         elif kind == "cross_read" and "device" in r:
             var = _variable(lib, int(r["addr"]), int(r.get("size", 1)), False)
             out_lines.append(f"read of a __device__ variable another block wrote: {who} reads {var} at CUDA_SOURCE {line}, "
                              f"which block {_triple(r['other_block'])} wrote in this launch: on a GPU blocks run in any "
                              "order, so that block may not have written it yet (here blocks run one after another, and "
-                             "it always has).")
-            hints.append(HINTS[kind])
+                             "it always has)." + (" This block took an atomic ticket, but it is not the last block to "
+                                                 "run: here the grid's last block runs second." if "ticket" in r else ""))
+            hints.append(HINTS["early_read" if "ticket" in r else kind])
         elif kind == "cross_read":
             b = int(r["buf"])
             out_lines.append(f"{title}: {who} reads {names[b]}[{r['index']}] at CUDA_SOURCE {line}, which block "
@@ -488,8 +501,9 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
         elif kind == "cas_once":
             out_lines.append(f"{title}: {who} called atomicCAS at CUDA_SOURCE line {r['line']}, which found the value changed by "
                              "another thread's update (on a GPU threads that update one address at once make all but "
-                             "one CAS fail; here that is simulated once per thread) and the thread went on without "
-                             "trying again: its update is lost.")
+                             "one CAS fail, a thread as often as there are threads before it; here each thread's fails "
+                             "up to 8 times) and the thread went on without trying again until one succeeded: its "
+                             "update is lost.")
             hints.append(HINTS[kind])
         elif kind == "wild":
             verb = "writes" if r["rw"] == "write" else "reads"

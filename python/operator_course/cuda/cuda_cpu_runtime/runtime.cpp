@@ -74,8 +74,8 @@ struct Fiber {
   unsigned mask;
   unsigned char value[16];
   int predicate[2];
-  uintptr_t cas_lost;  // an address whose atomicCAS failed here as under contention, not retried yet
-  int cas_line;
+  uintptr_t cas_lost;  // an address whose atomicCAS failed here as under contention, not succeeded yet
+  int cas_line, cas_fails_left;  // cas_fails_left: how many more of its CASes there fail as contended
 };
 
 struct Buffer {
@@ -216,8 +216,11 @@ struct Runtime {
   // who last wrote each 4-byte word of the library's other writable statics (__device__ variables)
   // this launch: block + 1 (the cross-block read check); `ticket`: this block did an atomic on one
   std::unordered_map<uintptr_t, long long> device_writer;
+  // the first plain read of each word no block had written yet this launch: block + 1, its report
+  // (a block that reads a word before another block writes it relied on the order blocks run in)
+  std::unordered_map<uintptr_t, std::pair<long long, std::string>> device_early_reader;
   bool ticket = false, device_untracked = false;
-  long long device_cross = 0, blocks = 0;
+  long long device_cross = 0, blocks = 0, run_position = 0;  // run_position: this block's turn, 0 first
   // the global thread (+ 1) that last did an atomicCAS on each address this launch (cas_contended)
   std::unordered_map<uintptr_t, long long> cas_last;
   long long cas_once = 0;
@@ -522,8 +525,11 @@ void output_read(uintptr_t a, void* pc) {
 
 // A read of a __device__ variable's word another block wrote this launch: as for the output, that block
 // may not have run yet on a GPU. The one ordered way (CUDA's last-block reduction) is an atomic ticket:
-// the block that finds every other block arrived reads their partials; run in order here, that is the
-// grid's last block, after an atomic of its own. Any other block's read of another block's word is reported.
+// the block that finds every other block arrived reads their partials; that is the block that runs
+// last here (run_position), after an atomic of its own. Any other block's read of another block's word
+// is reported, and so is a read of a word another block writes later in the launch (a block that
+// takes "last in the grid" for "last to run": the grid's last block runs second where blocks share
+// __device__ words, launch()).
 constexpr size_t MAX_DEVICE_WORDS = 1 << 21;
 void device_access(uintptr_t a, int size, bool write, void* pc) {
   Runtime& r = R();
@@ -537,15 +543,30 @@ void device_access(uintptr_t a, int size, bool write, void* pc) {
         return;
       }
       r.device_writer[w] = me;
+      const auto early = r.device_early_reader.find(w);
+      if (early != r.device_early_reader.end()) {  // the first write after a read of a word nobody had written
+        // (an atomic update of a word another block read is fine: an atomic max's early exit reads so)
+        if (!r.in_atomic && early->second.first != me && r.device_cross++ == 0)
+          r.report += early->second.second + fmt("|later_block=%u,%u,%u\n", builtins.blockIdx.x, builtins.blockIdx.y,
+                                                 builtins.blockIdx.z);
+        r.device_early_reader.erase(early);
+      }
       continue;
     }
     const auto it = r.device_writer.find(w);
-    if (it == r.device_writer.end() || it->second == me || (r.ticket && me == r.blocks)) continue;
+    if (it == r.device_writer.end()) {
+      if (r.device_early_reader.size() < MAX_DEVICE_WORDS && !r.device_early_reader.count(w))
+        r.device_early_reader[w] = {me, fmt("kind=cross_read|device=1|early=1|addr=%lu|size=%d|pc=%lu|",
+                                            (unsigned long)(a - r.lib_base), size, pc_off(pc)) + where(r.current)};
+      continue;
+    }
+    if (it->second == me || (r.ticket && r.run_position == r.blocks - 1)) continue;
     if (r.device_cross++ == 0) {
       const long long other = it->second - 1;
       const dim3 g = builtins.gridDim;
-      r.report += fmt("kind=cross_read|device=1|addr=%lu|size=%d|pc=%lu|other_block=%lld,%lld,%lld|", (unsigned long)(a - r.lib_base),
-                      size, pc_off(pc), other % g.x, other / g.x % g.y, other / ((long long)g.x * g.y)) + where(r.current) + "\n";
+      r.report += fmt("kind=cross_read|device=1|%saddr=%lu|size=%d|pc=%lu|other_block=%lld,%lld,%lld|", r.ticket ? "ticket=1|" : "",
+                      (unsigned long)(a - r.lib_base), size, pc_off(pc), other % g.x, other / g.x % g.y,
+                      other / ((long long)g.x * g.y)) + where(r.current) + "\n";
     }
     return;
   }
@@ -1023,17 +1044,22 @@ void atomic_enter(int line) {
 void atomic_exit() { R().in_atomic = false; }
 
 // Threads run one at a time here, so a read-then-atomicCAS update never meets another thread's; on a
-// GPU threads updating one address at once make all but one CAS fail, and a kernel that does not retry
-// loses their updates. So a thread's atomicCAS on an address another thread CASed this launch fails once
-// (the header returns a value other than `compare` and stores nothing); a retry loop goes on, and a
-// thread that reaches its end without retrying is reported (cas_once).
+// GPU threads updating one address at once make all but one CAS fail (the last of a warp's 32 lanes
+// fails 31 times), and a kernel that does not retry until it succeeds loses their updates. So a
+// thread's atomicCAS on an address another thread of the block CASed fails as contended (the header
+// returns a value other than `compare` and stores nothing), and so do its next CONTENTION(t) - 1 CASes
+// there that would succeed: a retry loop goes on until one succeeds; a thread that reaches its end
+// first is reported (cas_once): no CAS, one with no retry loop, or one that gives up after a fixed
+// number of tries (a cheater's 3 tries passed when every contended CAS failed once).
+constexpr int CONTENTION_SPREAD = 8;  // thread t fails 1 + t % 8 times: up to 8, as among 8 lanes
 bool cas_contended(void* address, int line) {
   Runtime& r = R();
   if (!r.active || r.current < 0) return false;
   Fiber& f = r.fibers[r.current];
   const uintptr_t a = (uintptr_t)address;
   const long long me = r.block_linear * r.nthreads + r.current + 1;
-  if (f.cas_lost == a) {  // the retry: it succeeds or fails on the value alone
+  if (f.cas_lost == a) {  // a retry that would succeed: fails while contention lasts
+    if (f.cas_fails_left-- > 0) return true;
     f.cas_lost = 0;
     r.cas_last[a] = me;
     return false;
@@ -1041,7 +1067,7 @@ bool cas_contended(void* address, int line) {
   auto& last = r.cas_last[a];
   const bool contended = last != 0 && last != me;
   last = me;
-  if (contended) f.cas_lost = a, f.cas_line = line;
+  if (contended) f.cas_lost = a, f.cas_line = line, f.cas_fails_left = r.current % CONTENTION_SPREAD;
   return contended;
 }
 
@@ -1137,34 +1163,42 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   r.host_lo = (uintptr_t)stack_lo, r.host_len = stack_size;
   builtins.blockDim = block, builtins.gridDim = grid;
   r.blocks = (long long)grid.x * grid.y * grid.z;
-  r.device_writer.clear(), r.device_untracked = false, r.cas_last.clear();
+  r.device_writer.clear(), r.device_early_reader.clear(), r.device_untracked = false, r.cas_last.clear();
   r.launch_stamp = r.stamp + 1;  // the first block's epoch  // a launch sees the whole of the one before it
   r.active = true;
-  for (unsigned z = 0; z < grid.z && !r.aborted; ++z)
-    for (unsigned y = 0; y < grid.y && !r.aborted; ++y)
-      for (unsigned x = 0; x < grid.x && !r.aborted; ++x) {
-        builtins.blockIdx = uint3{x, y, z};
-        r.block_linear = ((long long)z * grid.y + y) * grid.x + x;
-        for (int t = 0; t < n; ++t) {
-          Fiber& f = r.fibers[t];
-          f.state = RUNNABLE;
-          f.cas_lost = 0;
-          f.tid = uint3{(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / (block.x * block.y))};
-          f.sp = initial_stack(r.stacks + t * STACK, STACK);
-        }
-        r.at_barrier = r.exited = 0;
-        ++r.stamp, r.cells_used = 0, r.tracking = true;
-        r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
-        r.ticket = false;
-        r.cas_last.clear();  // a block's threads contend for its shared memory (its own on a GPU)
-        r.pending.clear();
-        for (auto& s : r.warp_sync) s = 0;
-        profile_block_begin(r);
-        run_block();
-        if (!r.aborted) profile_block_end(r);
-        if (!r.aborted) flush_uninit();  // a stopped kernel: its own fault says what matters
-        r.pending.clear();
-      }
+  // Blocks run in the grid's order (faults name the first block that makes them), except that where
+  // the first block wrote __device__ memory the grid's last block runs second: a GPU runs blocks in
+  // any order, and a kernel that takes the last block of the grid for the last one to run (reading
+  // every block's partial there) would otherwise be right here.
+  bool last_second = false;
+  for (long long turn = 0; turn < r.blocks && !r.aborted; ++turn) {
+    if (turn == 1 && r.blocks >= 3 && !r.device_writer.empty()) last_second = true;
+    const long long linear = !last_second ? turn : turn == 1 ? r.blocks - 1 : turn - 1;
+    const unsigned x = (unsigned)(linear % grid.x), y = (unsigned)(linear / grid.x % grid.y),
+                   z = (unsigned)(linear / ((long long)grid.x * grid.y));
+    builtins.blockIdx = uint3{x, y, z};
+    r.block_linear = linear;
+    r.run_position = turn;
+    for (int t = 0; t < n; ++t) {
+      Fiber& f = r.fibers[t];
+      f.state = RUNNABLE;
+      f.cas_lost = 0;
+      f.tid = uint3{(unsigned)(t % block.x), (unsigned)(t / block.x % block.y), (unsigned)(t / (block.x * block.y))};
+      f.sp = initial_stack(r.stacks + t * STACK, STACK);
+    }
+    r.at_barrier = r.exited = 0;
+    ++r.stamp, r.cells_used = 0, r.tracking = true;
+    r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
+    r.ticket = false;
+    r.cas_last.clear();  // a block's threads contend for its shared memory (its own on a GPU)
+    r.pending.clear();
+    for (auto& s : r.warp_sync) s = 0;
+    profile_block_begin(r);
+    run_block();
+    if (!r.aborted) profile_block_end(r);
+    if (!r.aborted) flush_uninit();  // a stopped kernel: its own fault says what matters
+    r.pending.clear();
+  }
   r.active = false;
   r.current = -1;
   return 0;

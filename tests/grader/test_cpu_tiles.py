@@ -396,6 +396,13 @@ BLOCK_UPDATES = {
                                            "for i in T.Parallel(4):", "    t[i] = t[i] + X[by]",
                                            "T.copy(t, Y[bx * 16 + by * 4])"], True),
     "each block its own element": ("4", ["Y[bx] = Y[bx] + X[bx]"], True),
+    # honest forms a cheater's round found refused (only `==` in a then-branch pinned; an index held in a
+    # local variable looked shared): decided by the reversed block order instead
+    "pinned: if by < 1": ("4, 3", ["if by < 1:", "    Y[bx] = Y[bx] + X[by]"], True),
+    "pinned: else of if by != 0": ("4, 3", ["if by != 0:", "    Y[bx + 8] = X[by]", "else:",
+                                             "    Y[bx] = Y[bx] + X[by]"], True),
+    "pinned: if by == 0 and bx < 4": ("4, 3", ["if by == 0 and bx < 4:", "    Y[bx] = Y[bx] + X[by]"], True),
+    "an index held in a local variable": ("4", ['r = T.alloc_var("int32")', "r = bx", "Y[r] = Y[r] + X[bx]"], True),
     "pinned: if bx == 0": ("4", ["if bx == 0:", "    Y[0] = Y[0] + X[bx]"], True),
     "one block": ("1", ["Y[0] = Y[0] + X[bx]"], True),
     "atomics": ("4", ["T.atomic_add(Y[0], X[bx])"], True),
@@ -436,3 +443,64 @@ def program():
         with pytest.raises(Exception, match=r"every block along b[xy] reads and writes Y\["):
             compile_tiles(program, "c")
     del sys.modules[module]
+
+
+def _program(tmp_path, monkeypatch, name: str, source: str):
+    """``program()`` of a module written from ``source`` (TileLang reads a program's source from its file)."""
+    import importlib
+
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    program = importlib.import_module(name).program()
+    del sys.modules[name]
+    return program
+
+
+def test_the_blocks_run_last_to_first_so_an_order_dependent_kernel_fails(tmp_path, monkeypatch):
+    """Two branches, each pinned to one block, hand Y[bx] from block (bx, 0) to block (bx, 1): no element is
+    shared by an unpinned store, so only the order can tell. The C target runs the grid last to first (as a
+    GPU may), so block (bx, 1) reads Y before (bx, 0) stored it; a kernel whose blocks keep to their own
+    elements computes the same in any order."""
+    source = '''
+import tilelang.language as T
+
+
+def program():
+    @T.prim_func
+    def f(X: T.Tensor((64,), "float32"), Y: T.Tensor((4,), "float32")):
+        with T.Kernel(4, 2) as (bx, by):
+            if by == 0:
+                Y[bx] = X[bx]
+            if by == 1:
+                Y[bx] = Y[bx] + X[bx + 32]
+
+    return f
+'''
+    kernel = compile_tiles(_program(tmp_path, monkeypatch, "handed_on", source), "c")
+    x = torch.randn(64)
+    y = torch.full((4,), float("nan"))
+    kernel(x, y)
+    # in order: X[bx] + X[bx + 32]; last to first, block (bx, 1) adds into NaN and (bx, 0) stores after it
+    assert torch.equal(y, x[:4]), f"block (bx, 1) ran after (bx, 0): {y}"
+
+
+def test_a_store_into_an_input_is_refused(tmp_path, monkeypatch):
+    source = '''
+import tilelang.language as T
+
+
+def program():
+    @T.prim_func
+    def f(X: T.Tensor((64,), "float32"), Y: T.Tensor((4,), "float32")):
+        with T.Kernel(4) as bx:
+            X[bx * 16] = X[bx * 16] + X[bx * 16 + 1]
+            Y[bx] = X[bx * 16]
+
+    return f
+'''
+    from operator_course.lab.cpu_tiles import InputWrite
+
+    program = _program(tmp_path, monkeypatch, "input_scratch", source)
+    with pytest.raises(InputWrite, match="your program stores into X, an input"):
+        prepare_for_cpu(program, inputs=1)
+    prepare_for_cpu(program)  # a program of no lab: no inputs named, nothing refused

@@ -68,7 +68,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
 
     from operator_course.lab.build_errors import captured_log, explain
     from operator_course.lab.judge import launch_failed
-    from operator_course.lab.kernels import run_tilelang as launch
+    from operator_course.lab.kernels import input_count, run_tilelang as launch
     from .program_check import MAX_PROGRAM_JSON, ProgramRefused, compile_checked, load_program
 
     kernels, outputs, differs = {}, [], False
@@ -91,7 +91,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
                 return {"error": str(e)}
             try:
                 with captured_log() as log:
-                    kernels[name] = compile_checked(program, device)  # the generated source is scanned too
+                    kernels[name] = compile_checked(program, device, input_count(op))  # its generated source scanned too
             except ProgramRefused as e:
                 return {"error": str(e)}
             except Exception as e:  # noqa: BLE001 - the student's compile error, as the notebook says it

@@ -18,7 +18,7 @@ from .build_errors import captured_log, explain
 from .cell_lines import with_cell_lines
 from .judge import Wrong, judge, lab_cases, launch_failed
 from .kernels import (GPU_PROGRAM_DIFFERS, bf16_program_differs, compile_tilelang, gpu_program_differs,
-                      lower_for_gpu, run_tilelang)
+                      input_count, lower_for_gpu, run_tilelang)
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
 _gpu_differs: dict = {}  # the same keys -> whether the factory's GPU program is another program (CPU only)
@@ -121,7 +121,7 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
                     _gpu_differs[key] |= bf16_program_differs(gpu_program, bf16)
                     _built(who, "lowering the bfloat16 program for a GPU (sm_90)", lambda: lower_for_gpu(bf16))
             _compiled[key] = _built(who, f"compiling the {dtype} program for {where}",
-                                    lambda: compile_tilelang(program, device))
+                                    lambda: compile_tilelang(program, device, input_count(op)))
         run_tilelang(_compiled[key], op, inputs, out)
 
     _compare(op, name, run, device, "tilelang")
@@ -274,6 +274,7 @@ def describe() -> str:
     """Which checks this machine runs (printed by the labs' first cell; its output varies)."""
     if torch.cuda.is_available():
         return f"GPU: {torch.cuda.get_device_name()}: TileLang and CUDA kernels run and are timed against torch"
-    return ("no GPU: TileLang kernels run on the CPU (C target); CUDA kernels are compiled for sm_90 and run on "
+    return ("no GPU: TileLang kernels run on the CPU (C target; a grid's blocks last to first, as a GPU may "
+            "order them); CUDA kernels are compiled for sm_90 and run on "
             "the CPU (which also reports out-of-bounds accesses, shared-memory races and barriers or shuffles not "
             "every thread reaches); performance checks need a GPU")

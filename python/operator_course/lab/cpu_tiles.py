@@ -107,20 +107,22 @@ def is_cpu_target(target) -> bool:
     return kind in CPU_TARGETS
 
 
-def prepare_for_cpu(program):
+def prepare_for_cpu(program, inputs: int | None = None):
     """The tile program ``program`` (a ``T.prim_func`` PrimFunc, or an IRModule of them)
     rewritten so TileLang's C target compiles it (see the module docstring). Idempotent; only
-    for CPU targets: a GPU build takes the program as written."""
+    for CPU targets: a GPU build takes the program as written. ``inputs``: how many leading tensor
+    parameters are the kernel's inputs (a lab's: its record's), refused as the target of a store."""
     import tilelang  # noqa: F401  (puts TileLang's bundled tvm on the path)
     from tvm import IRModule, tirx
 
     if isinstance(program, IRModule):
-        funcs = {gv: (_prepare_func(f) if isinstance(f, tirx.PrimFunc) else f) for gv, f in program.functions.items()}
+        funcs = {gv: (_prepare_func(f, inputs) if isinstance(f, tirx.PrimFunc) else f)
+                 for gv, f in program.functions.items()}
         return IRModule(funcs, attrs=program.attrs)
     if not isinstance(program, tirx.PrimFunc):
         raise TypeError(f"prepare_for_cpu takes a T.prim_func (a tvm PrimFunc), got {type(program).__name__}; "
                         "a @tilelang.jit function compiles itself: write the kernel as a T.prim_func factory")
-    return _prepare_func(program)
+    return _prepare_func(program, inputs)
 
 
 def compile_tiles(program, target: str = "c", **kwargs):
@@ -134,7 +136,7 @@ def compile_tiles(program, target: str = "c", **kwargs):
     return tilelang.compile(program, target=target, **kwargs)
 
 
-def _prepare_func(func):
+def _prepare_func(func, inputs: int | None):
     from tvm import ir, tirx
 
     # (a) tiles -> local arrays: one new data Var per tile; substitute() rebuilds every Buffer
@@ -154,6 +156,8 @@ def _prepare_func(func):
     tirx.stmt_functor.post_order_visit(func.body, collect)
     for_each_parallel_nest(func.body, _refuse_shared_writes)  # before (a): the tiles' own scopes
     _refuse_cross_block_updates(func.body)
+    if inputs:
+        _refuse_input_writes(func, inputs)
     body = tirx.stmt_functor.substitute(func.body, vmap) if vmap else func.body
 
     # (b) a T.Parallel nest that touches a tile -> T.serial loops. Nests over global buffers only
@@ -181,7 +185,62 @@ def _prepare_func(func):
     if extra_allocs:
         raise RuntimeError("prepare_for_cpu: a reduce's tile is not allocated in any block: "
                            + ", ".join(b.name for bufs in extra_allocs.values() for b in bufs))
+    if "oprt_blocks_reversed" not in (func.attrs or {}):  # (prepare_for_cpu is idempotent)
+        body = _reverse_blocks(body)
+        func = func.with_attr("oprt_blocks_reversed", 1)
     return func.with_body(body)
+
+
+def _reverse_blocks(body):
+    """The grid's blocks run last to first on the C target (bx -> extent - 1 - bx), as a GPU may run them:
+    a kernel whose blocks read what other blocks write (an output element one block stores and the next
+    updates, a row's partials handed on, an earlier row's result) gets it wrong here too, however the
+    reads are written. A kernel whose blocks touch only their own elements computes the same."""
+    from tvm import tirx
+
+    def reverse(node):
+        if isinstance(node, tirx.For) and node.kind == tirx.ForKind.THREAD_BINDING \
+                and str(node.thread_binding.thread_tag).startswith("blockIdx"):
+            v = node.loop_var
+            flipped = tirx.stmt_functor.substitute(node.body, {v: node.min + node.extent - 1 - v})
+            return tirx.For(v, node.min, node.extent, node.kind, flipped, node.thread_binding, node.annotations,
+                            node.step)
+        return None
+
+    return tirx.stmt_functor.ir_transform(body, None, reverse, ["tirx.For"])
+
+
+class InputWrite(ValueError):
+    """A store into one of the kernel's inputs."""
+
+
+def _refuse_input_writes(func, count: int) -> None:
+    """A lab kernel's inputs (its first ``count`` tensors) are read-only: a store into one changes the
+    caller's tensor, and blocks that hand partial results through it race on a GPU (the C target runs
+    them in order). Refused, as the CUDA check refuses a store into an input."""
+    from tvm import tirx
+
+    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    inputs = {b.data: b.name for b in params[:count]}
+
+    stored = []  # the inputs stored into (raised out here: an error inside TVM's visitor comes out as RuntimeError)
+
+    def visit(node):
+        target = None
+        if isinstance(node, tirx.BufferStore):
+            target = node.buffer
+        elif (region := _region(node)) is not None and region[1] & 2:
+            target = region[0].buffer
+        if target is not None and target.data in inputs:
+            stored.append(inputs[target.data])
+
+    tirx.stmt_functor.post_order_visit(func.body, visit)
+    if stored:
+        name = stored[0]
+        raise InputWrite(f"your program stores into {name}, an input: the inputs are read-only (the caller's "
+                         f"tensor would change, and blocks that hand results to each other through {name} race "
+                         "on a GPU). Keep partial results in local, fragment or shared buffers, and write only "
+                         "the output")
 
 
 class ParallelRace(ValueError):
@@ -391,6 +450,11 @@ def _refuse_cross_block_updates(body) -> None:
         return []
 
     def check(store, pinned):
+        loads = []
+        for i in store.indices:
+            tirx.stmt_functor.post_order_visit(ix.expand(i), lambda n: loads.append(n) if isinstance(n, tirx.BufferLoad) else None)
+        if loads:  # an index read from a buffer (`r[0]` holding bx): not decided here; the reversed block
+            return  # order decides what it does (_reverse_blocks)
         shared = [v for v, _ in blocks if not any(v.same_as(p) for p in pinned)
                   and not any(ix.varies(i, v, blocks) for i in store.indices)]
         if shared:
@@ -403,11 +467,19 @@ def _refuse_cross_block_updates(body) -> None:
                 "results use T.atomic_add, or give each block its own rows. (TileLang calls the block indices bx, by, "
                 "bz in the grid's order, whatever names your `with T.Kernel(...) as ...` gives them.)")
 
+    def pinned_by(cond) -> set:
+        """The block indices ``cond`` holds for one value of at most (``by == 0``, ``by < 1``, ``by == 0 and ...``)."""
+        a = ix.analyzer(blocks)
+        cond = a.simplify(ix.expand(cond))
+        with a.constraint_scope(cond):
+            bounded = {v for v, _ in blocks if (b := a.const_int_bound(v)).min_value == b.max_value}
+        return bounded | {v for v, _ in blocks if ix.pins(cond, v, blocks)}
+
     def stores(node, pinned):
         if isinstance(node, tirx.IfThenElse):
-            stores(node.then_case, pinned | {v for v, _ in blocks if ix.pins(node.condition, v, blocks)})
-            if node.else_case is not None:
-                stores(node.else_case, pinned)
+            stores(node.then_case, pinned | pinned_by(node.condition))
+            if node.else_case is not None:  # `if by != 0: ... else: <here>`
+                stores(node.else_case, pinned | pinned_by(tirx.Not(node.condition)))
             return
         for store in written(node):
             if reads[ix.element(store)] > 0:

@@ -57,16 +57,24 @@ def target(device: str) -> str:
     return "cuda" if device == "cuda" else "c"
 
 
-def compile_tilelang(program, device: str):
+def input_count(op: str) -> int:
+    """How many tensors a lab kernel of ``op`` reads (its first parameters; the output follows)."""
+    from operator_runtime_testing.operators import get
+
+    record = get(op)
+    return len(record.input_shapes(record.lab_shapes[0]))
+
+
+def compile_tilelang(program, device: str, inputs: int | None = None):
     """The student's tile program for ``device``: on the CPU first made compilable for TileLang's
-    C target (fragments and shared tiles as local arrays: cpu_tiles.py says why)."""
+    C target (fragments and shared tiles as local arrays: cpu_tiles.py says why; ``inputs``: as there)."""
     from operator_runtime.tilelang_support import import_tilelang as _tilelang
 
     tilelang = _tilelang()
     if device != "cuda":
         from .cpu_tiles import prepare_for_cpu
 
-        program = prepare_for_cpu(program)
+        program = prepare_for_cpu(program, inputs)
     with _nvcc_output_in_errors():
         return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
 

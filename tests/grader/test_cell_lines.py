@@ -51,3 +51,29 @@ def test_the_answer_cell_is_found_in_the_notebooks_history():
         assert with_cell_lines(f"at CUDA_SOURCE line {n}", src) == f"at CUDA_SOURCE line {n} (cell line 8)"
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_a_build_error_names_the_line_of_a_cell_ipykernel_never_wrote_to_disk():
+    """ipykernel names a cell's code /tmp/ipykernel_<pid>/<hash>.py for linecache only: a TileLang build
+    error raised there named no line in a notebook, and a builtin max() got the and/or hint."""
+    import linecache
+
+    import pytest
+
+    pytest.importorskip("tilelang")
+    import tilelang  # noqa: F401  (puts its tvm on the path)
+    from tvm import tirx
+
+    from operator_course.lab.build_errors import explain
+
+    filename = "/tmp/ipykernel_4242/1277794811.py"
+    cell = "def build(x):\n    return max(x, 0)\n"
+    linecache.cache[filename] = (len(cell), None, cell.splitlines(True), filename)
+
+    namespace: dict = {}
+    exec(compile(cell, filename, "exec"), namespace)
+    try:
+        namespace["build"](tirx.Var("x", "int32"))  # a TileLang value: no True or False while building
+    except ValueError as e:
+        text = explain(e, "copy (TileLang)", "building the float32 program")[0]
+    assert "line 2 of your cell: return max(x, 0)" in text and "use T.max(a, b)" in text, text

@@ -84,3 +84,16 @@ def test_the_hubs_copies_link_to_the_served_site():
     assert "/services/site/book/ops/softmax.html" in links, links
     assert not [t for t in links if "../book/" in t], links
     assert (ROOT / "book" / "ops" / "softmax.md").is_file()  # the page that link publishes
+
+
+def test_a_handout_written_outside_the_checkout_links_back_to_its_book(tmp_path):
+    """`release labs -o /somewhere/else`: the chapter links point at this checkout's book/ from there
+    (a blind student's handout in /tmp had every chapter link broken)."""
+    from operator_course.grader.release import release
+
+    written = release(ROOT / "labs", tmp_path / "deep" / "handout")
+    links = [(path, t) for path in written for c in nbformat.read(str(path), 4).cells if c.cell_type == "markdown"
+             for t in LINK.findall(c.source) if "://" not in t and not t.startswith("#")]
+    assert any("book/ops/" in t for _, t in links), links
+    broken = [t for path, t in links if not (path.parent / t.split("#")[0]).resolve().is_file()]
+    assert not broken, broken

@@ -12,13 +12,15 @@ stripping code, so a fault in that code cannot hide its own leak. ``--site`` wri
 the course site renders: links to chapters are made relative to book/labs/ instead of labs/.
 ``--chapters URL`` points the links at the published site (``URL/book/ops/copy.html``), for a
 handout that lives outside the repository (a student's ~/labs on the hub). Without either, the
-links are those of labs/ and hold for any folder beside it (``handout/``).
+links point at this checkout's book/ from wherever the copies are written (``../book/`` for a folder
+beside labs/, such as ``handout/``).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import os
 import re
 import sys
 from pathlib import Path
@@ -59,9 +61,11 @@ def secret_lines(nb) -> set[str]:
 CHAPTER_LINK = re.compile(r"\]\(\.\./book/([^)#]+)\.md(#[^)]*)?\)")
 
 
-def release_notebook(nb, site: bool = False, label: str = "<notebook>", chapters: str | None = None):
+def release_notebook(nb, site: bool = False, label: str = "<notebook>", chapters: str | None = None,
+                     book: str = "../book"):
     """The student version of one instructor notebook; ``label`` names it in errors; ``chapters``:
-    the site's URL, which chapter links then point at (see the module's docstring)."""
+    the site's URL, which chapter links then point at (see the module's docstring); ``book``: else the
+    path from the copy's folder to the book/ folder."""
     student = copy.deepcopy(nb)
     # cells keep their instructor-notebook index in errors, the one an instructor sees
     kept = [(i, c) for i, c in enumerate(student.cells) if not lab_meta(c).get("hidden")]
@@ -74,6 +78,8 @@ def release_notebook(nb, site: bool = False, label: str = "<notebook>", chapters
         elif chapters:  # the published page of ../book/ops/Y.md is book/ops/Y.html
             base = chapters.rstrip("/")
             cell.source = CHAPTER_LINK.sub(lambda m: f"]({base}/book/{m[1]}.html{m[2] or ''})", cell.source)
+        elif book != "../book":  # copies elsewhere than beside labs/ (a blind student's /tmp/.../handout)
+            cell.source = cell.source.replace("](../book/", f"]({book}/")
     student.cells = [c for _, c in kept]
     leaked = sorted(line for line in secret_lines(nb) if any(line in c.source for c in student.cells))
     if leaked:
@@ -84,7 +90,8 @@ def release_notebook(nb, site: bool = False, label: str = "<notebook>", chapters
 def release(labs: Path, out: Path, site: bool = False, chapters: str | None = None) -> list[Path]:
     # every notebook is released in memory first: a bad marker in the last lab leaves no
     # half-written release behind
-    students = {path: release_notebook(read(path), site, str(path), chapters)
+    book = Path(os.path.relpath(labs.resolve().parent / "book", out.resolve())).as_posix()
+    students = {path: release_notebook(read(path), site, str(path), chapters, book)
                 for path in instructor_labs(labs).values()}
     out.mkdir(parents=True, exist_ok=True)
     written = []

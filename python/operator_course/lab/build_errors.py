@@ -22,7 +22,8 @@ from pathlib import Path
 HINTS = [
     (r"multiple types of integer divisions", None,
      "`/` between TileLang integers is ambiguous: the number of tiles is T.ceildiv(n, TILE); an index within "
-     "a tile is i // TILE and i % TILE"),
+     "a tile is i // TILE and i % TILE; a fraction needs a float on one side, e.g. a scale "
+     "1.0 / T.sqrt(T.cast(dim, \"float32\"))"),
     (r"Cannot use and / or / not operator to Expr", r"\b(max|min)\(",
      "Python's max() and min() compare with `>`, which a TileLang expression cannot answer while the program "
      "is built: use T.max(a, b) and T.min(a, b)"),
@@ -129,11 +130,16 @@ def _student_line(e: BaseException) -> tuple[int | None, str]:
     return frames[-1].lineno, frames[-1].line or ""
 
 
+# ipykernel's name for a cell's code (/tmp/ipykernel_<pid>/<hash>.py): known to linecache, never on disk, so
+# the is_file() test below missed it and a notebook's build errors named no line (a blind student's lab 6)
+_CELL_FILE = re.compile(r"[/\\]ipykernel_\d+[/\\]\d+\.py$")
+
+
 def _students(filename: str) -> bool:
     """A cell's file (ipykernel writes each cell to its own file; older IPython names it
     <ipython-input-...>), not a library's (site-packages, the standard library, ours) nor a frame
     TVM adds for its C++ code (function.pxi, /project/src/...cc)."""
-    if filename.startswith("<ipython-input"):
+    if filename.startswith("<ipython-input") or _CELL_FILE.search(filename):
         return True
     library = "site-packages" in filename or "dist-packages" in filename or filename.startswith(_library_roots())
     return (filename.endswith(".py") and Path(filename).is_file() and not library

@@ -104,8 +104,8 @@ class Operator:
     hints: dict = field(default_factory=dict)
     special_rows: dict = field(default_factory=dict)  # special_shape's rows: row -> what a wrong one says
     # a lab's call with other attributes, each a mistake the judge recognises by its result: situation ->
-    # attrs over lab_attrs (attention: {"no_scale": {"scale": 1.0}}); a wrong output that matches one is
-    # named with hints[situation] (lab/judge._alternative)
+    # attrs over lab_attrs (attention: {"no_scale": {"scale": 1.0}}), or a function of the inputs returning
+    # them; a wrong output that matches one is named with hints[situation] (lab/judge._alternative)
     alternatives: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -112,11 +112,14 @@ RECORD = Operator(
         "unwritten": {"tilelang": "in attention a NaN row is most often a row that summed no keys (0 / 0): query i "
                                   "sees keys 0..i, key i included (j <= i), so row 0 sees key 0, and the tile loop "
                                   "must reach the tile holding key i (T.ceildiv(i + 1, BLOCK_N) tiles); a running max "
-                                  "started at 0 instead of the lowest float can also underflow every exp to 0",
+                                  "started at 0 instead of the lowest float can also underflow every exp to 0; and "
+                                  "a load of K or V past the last key reads the check's NaN guard (load a key only "
+                                  "where t * BLOCK_N + j <= i, inside the mask)",
                       "cuda": "in attention a NaN row is most often a row that summed no keys (0 / 0): query i sees "
                               "keys 0..i, key i included (j <= i), so row 0 sees key 0, and the key loop must reach "
                               "key i; a running max started at 0 instead of -INFINITY can also underflow every expf "
-                              "to 0"},
+                              "to 0; and a load of K or V past the last key reads the check's NaN guard (load 0 "
+                              "for keys >= s)"},
         "past_end": {"tilelang": "a tile of keys rarely ends at seq: load 0 (or skip) for keys >= seq, and never "
                                  "index K or V past the last key",
                      "cuda": "a tile of keys rarely ends at s: load 0 for keys >= s (`key < s ? k[...] : 0`), and "
@@ -125,6 +128,12 @@ RECORD = Operator(
                                  "before the softmax",
                      "cuda": "your output is softmax(Q K^T) V: the scores must be scaled by 1 / sqrt(d) before the "
                              "softmax"},
+        "scale_over_d": {"tilelang": "your scores are scaled by 1 / dim: the scale is 1 / sqrt(dim) (in Python, "
+                                     "1.0 / math.sqrt(dim), a float the program takes as a constant)",
+                         "cuda": "your scores are scaled by 1 / d: the scale is 1 / sqrt(d) (rsqrtf((float)d))"},
+        "scale_times_sqrt_d": {"tilelang": "your scores are multiplied by sqrt(dim): the scale divides, 1 / sqrt(dim)",
+                               "cuda": "your scores are multiplied by sqrt(d): the scale divides, 1 / sqrt(d) "
+                                       "(rsqrtf((float)d))"},
         "not_causal": {"tilelang": "your output is attention without the causal mask: query i may see keys 0..i "
                                    "only (j <= i)",
                        "cuda": "your output is attention without the causal mask: query i may see keys 0..i only "
@@ -139,7 +148,10 @@ RECORD = Operator(
                             "large negative scores underflows every expf)"},
     },
     # the mistakes the judge names by recomputing the lab's call another way (hints above)
-    alternatives={"no_scale": {"scale": 1.0}, "not_causal": {"is_causal": False}},
+    # (an entry may be a function of the inputs: a scale that depends on the head dim)
+    alternatives={"no_scale": {"scale": 1.0}, "not_causal": {"is_causal": False},
+                  "scale_over_d": lambda inputs: {"scale": 1.0 / inputs[0].shape[-1]},
+                  "scale_times_sqrt_d": lambda inputs: {"scale": math.sqrt(inputs[0].shape[-1])}},
     # T.gemm on a GPU multiplies float32 tiles as tf32; the GPU kernel takes the 16-bit dtypes (the C target all three)
     lab_dtypes={("cuda", "tilelang"): (torch.float16, torch.bfloat16)},
     # the GPU kernel's own limits (the C target's kernel walks any head dim up to 1024, element by element)

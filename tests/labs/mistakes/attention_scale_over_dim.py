@@ -1,0 +1,49 @@
+# what: attention whose scores are scaled by 1 / dim instead of 1 / sqrt(dim) (a blind student's: the check said the rows of the first tile were right and pointed at the accumulator's rescale)
+# check: tilelang scaled_dot_product_attention attention_program
+# says: scaled by 1 / dim | 1 / sqrt(dim)
+def attention_program(dtype: str, gpu: bool):
+    batch, heads = T.dynamic("batch", "int64"), T.dynamic("heads", "int64")
+    seq, dim = T.dynamic("seq", "int64"), T.dynamic("dim", "int64")
+    BLOCK_N = 16   # keys per tile
+    MAX_D = 128    # the largest head dim the lab draws
+    LOWEST = -3.4028234663852886e38
+
+    @T.prim_func
+    def attention(Q: T.Tensor((batch, heads, seq, dim), dtype), K: T.Tensor((batch, heads, seq, dim), dtype),
+                  V: T.Tensor((batch, heads, seq, dim), dtype), O: T.Tensor((batch, heads, seq, dim), dtype)):
+        with T.Kernel(seq, heads, batch) as (i, h, b):
+            q = T.alloc_local((MAX_D,), "float32")
+            acc = T.alloc_local((MAX_D,), "float32")
+            s = T.alloc_local((BLOCK_N,), "float32")
+            m = T.alloc_local((1,), "float32")
+            m_new = T.alloc_local((1,), "float32")
+            l = T.alloc_local((1,), "float32")
+            scale = 1.0 / T.sqrt(T.cast(dim, "float32"))
+            for d in T.serial(dim):
+                q[d] = T.cast(Q[b, h, i, d], "float32")
+                acc[d] = 0.0
+            m[0] = LOWEST
+            l[0] = 0.0
+            for t in T.serial(T.ceildiv(i + 1, BLOCK_N)):
+                m_new[0] = m[0]
+                for j in T.serial(BLOCK_N):
+                    s[j] = LOWEST
+                    if t * BLOCK_N + j <= i:  # MASK
+                        s[j] = 0.0
+                        for d in T.serial(dim):
+                            s[j] += q[d] * T.cast(K[b, h, t * BLOCK_N + j, d], "float32")
+                        s[j] = s[j] / T.cast(dim, "float32")
+                        m_new[0] = T.max(m_new[0], s[j])
+                l[0] = l[0] * T.exp(m[0] - m_new[0])
+                for d in T.serial(dim):  # RESCALE
+                    acc[d] = acc[d] * T.exp(m[0] - m_new[0])  # RESCALE
+                for j in T.serial(BLOCK_N):
+                    if t * BLOCK_N + j <= i:  # MASK2
+                        l[0] += T.exp(s[j] - m_new[0])
+                        for d in T.serial(dim):
+                            acc[d] += T.exp(s[j] - m_new[0]) * T.cast(V[b, h, t * BLOCK_N + j, d], "float32")
+                m[0] = m_new[0]
+            for d in T.serial(dim):
+                O[b, h, i, d] = T.cast(acc[d] / l[0], dtype)
+
+    return attention

@@ -368,18 +368,12 @@ def program():
 
     return f
 '''
-    module = f"race_{abs(hash(name))}"
-    (tmp_path / f"{module}.py").write_text(source)  # TileLang reads a program's source from its file
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import importlib
-
-    program = importlib.import_module(module).program()
+    program = _program(tmp_path, monkeypatch, f"race_{abs(hash(name))}", source)
     if allowed:
         compile_tiles(program, "c")
     else:
         with pytest.raises(Exception, match=r"T.Parallel loop over j (reads and )?writes"):
             compile_tiles(program, "c")
-    del sys.modules[module]
 
 
 # Stores into the output from the blocks of a T.Kernel(GRID) grid: a GPU runs them as written (True), or
@@ -431,18 +425,12 @@ def program():
 
     return f
 '''
-    module = f"blocks_{abs(hash(name))}"
-    (tmp_path / f"{module}.py").write_text(source)  # TileLang reads a program's source from its file
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import importlib
-
-    program = importlib.import_module(module).program()
+    program = _program(tmp_path, monkeypatch, f"blocks_{abs(hash(name))}", source)
     if allowed:
         compile_tiles(program, "c")
     else:
         with pytest.raises(Exception, match=r"every block along b[xy] reads and writes Y\["):
             compile_tiles(program, "c")
-    del sys.modules[module]
 
 
 def _program(tmp_path, monkeypatch, name: str, source: str):

@@ -471,8 +471,8 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             out_lines.append(f"read of a __device__ variable before another block wrote it: {who} reads {var} at "
                              f"CUDA_SOURCE {line}, which block {_triple(r['later_block'])} wrote later in this launch: "
                              "on a GPU blocks run in any order (and at once), so the read got whatever was there "
-                             "before. (Here the grid's last block runs second wherever blocks share __device__ memory: "
-                             "the last block of the grid is not the last to run.)")
+                             "before. (Here the blocks after the first that writes __device__ memory run in a random "
+                             "order: the grid's last block is not the last to run.)")
             hints.append(HINTS["early_read"])
         elif kind == "cross_read" and "device" in r:
             var = _variable(lib, int(r["addr"]), int(r.get("size", 1)), False)
@@ -480,7 +480,8 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
                              f"which block {_triple(r['other_block'])} wrote in this launch: on a GPU blocks run in any "
                              "order, so that block may not have written it yet (here blocks run one after another, and "
                              "it always has)." + (" This block took an atomic ticket, but it is not the last block to "
-                                                 "run: here the grid's last block runs second." if "ticket" in r else ""))
+                                                 "run (here the blocks after the first that writes __device__ memory "
+                                                 "run in a random order)." if "ticket" in r else ""))
             hints.append(HINTS["early_read" if "ticket" in r else kind])
         elif kind == "cross_read":
             b = int(r["buf"])
@@ -501,8 +502,8 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
         elif kind == "cas_once":
             out_lines.append(f"{title}: {who} called atomicCAS at CUDA_SOURCE line {r['line']}, which found the value changed by "
                              "another thread's update (on a GPU threads that update one address at once make all but "
-                             "one CAS fail, a thread as often as there are threads before it; here each thread's fails "
-                             "up to 8 times) and the thread went on without trying again until one succeeded: its "
+                             "one CAS fail, a thread as often as there are threads before it; here a contended CAS fails "
+                             "1 to 32 times) and the thread went on without trying again until one succeeded: its "
                              "update is lost.")
             hints.append(HINTS[kind])
         elif kind == "wild":

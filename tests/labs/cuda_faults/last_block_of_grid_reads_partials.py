@@ -1,6 +1,6 @@
 # what: reduce_sum whose blocks leave their row sums in a __device__ array and take an atomic ticket they never look at, while the grid's last block (blockIdx.x == gridDim.x - 1) copies every partial into y: the grid's last block ran last here, so a cheater's answer passed; on a GPU it may run first
 # check: cuda reduce_sum
-# says: read of a __device__ variable another block wrote | reads block_sums[0] | which block (0,0,0) wrote in this launch | not the last block to run | the last block to arrive
+# says: read of a __device__ variable | reads block_sums[ | the last block to arrive
 CUDA_SOURCE = r"""
 __device__ float block_sums[65536];
 __device__ unsigned int arrived;

@@ -1,6 +1,6 @@
 # what: reduce_sum whose blocks hand a running total through a __device__ array, block b adding block b - 1's: right when blocks run in order, garbage on a GPU where they run in any order (a cheater's)
 # check: cuda reduce_sum
-# says: read of a __device__ variable another block wrote | reads carry[0] | which block (0,0,0) wrote in this launch
+# says: read of a __device__ variable | reads carry[ | which block (
 CUDA_SOURCE = r"""
 __device__ float carry[65536];
 

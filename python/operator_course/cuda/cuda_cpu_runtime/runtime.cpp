@@ -51,7 +51,9 @@
 #include <sys/mman.h>
 
 #include <cstdarg>
+#include <algorithm>
 #include <cstdlib>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -221,6 +223,8 @@ struct Runtime {
   std::unordered_map<uintptr_t, std::pair<long long, std::string>> device_early_reader;
   bool ticket = false, device_untracked = false;
   long long device_cross = 0, blocks = 0, run_position = 0;  // run_position: this block's turn, 0 first
+  std::vector<long long> order;  // the blocks' run order (launch())
+  std::mt19937_64 rng{std::random_device{}()};  // the order past the first block, CAS contention
   // the global thread (+ 1) that last did an atomicCAS on each address this launch (cas_contended)
   std::unordered_map<uintptr_t, long long> cas_last;
   long long cas_once = 0;
@@ -515,6 +519,7 @@ void output_read(uintptr_t a, void* pc) {
   if (index >= r.written.size()) return;
   const auto& w = r.written[index];
   if (!w.first || w.second < r.launch_stamp || (long long)((w.first - 1) / r.nthreads) == r.block_linear) return;
+  if (r.ticket && r.run_position == r.blocks - 1) return;  // the last block to arrive (device_access)
   if (r.cross_reads++ == 0) {
     const long long other = (w.first - 1) / r.nthreads;
     const dim3 g = builtins.gridDim;
@@ -523,30 +528,32 @@ void output_read(uintptr_t a, void* pc) {
   }
 }
 
-// A read of a __device__ variable's word another block wrote this launch: as for the output, that block
-// may not have run yet on a GPU. The one ordered way (CUDA's last-block reduction) is an atomic ticket:
-// the block that finds every other block arrived reads their partials; that is the block that runs
-// last here (run_position), after an atomic of its own. Any other block's read of another block's word
-// is reported, and so is a read of a word another block writes later in the launch (a block that
-// takes "last in the grid" for "last to run": the grid's last block runs second where blocks share
-// __device__ words, launch()).
-constexpr size_t MAX_DEVICE_WORDS = 1 << 21;
+// A read of a __device__ variable's byte another block wrote this launch: as for the output, that block
+// may not have run yet on a GPU. The ordered way (CUDA's last-block reduction) is an atomic ticket: the
+// block that finds every other block arrived reads their partials; that is the block that runs last here
+// (run_position), after an atomic of its own. Any other block's plain read of another block's plain store
+// is reported, and so is a plain read of a byte another block stores later in the launch (the blocks after
+// the first that wrote __device__ memory run in a random order, launch()). A byte last written by an
+// atomic may be read plainly (a float atomic max's first guess, corrected by its CAS loop), and the
+// last block may store what others read (a counter or epoch reset for the next launch).
+constexpr size_t MAX_DEVICE_BYTES = 1 << 22;
 void device_access(uintptr_t a, int size, bool write, void* pc) {
   Runtime& r = R();
   if (r.device_untracked) return;
   const long long me = r.block_linear + 1;
   if (r.in_atomic) r.ticket = true;
-  for (uintptr_t w = a >> 2; w <= (a + size - 1) >> 2; ++w) {
+  const bool last = r.ticket && r.run_position == r.blocks - 1;
+  for (uintptr_t w = a; w < a + size; ++w) {
     if (write || r.in_atomic) {
-      if (r.device_writer.size() >= MAX_DEVICE_WORDS && !r.device_writer.count(w)) {
+      if (r.device_writer.size() >= MAX_DEVICE_BYTES && !r.device_writer.count(w)) {
         r.device_untracked = true;  // a large __device__ scratch (a chapter's score matrix): not followed
         return;
       }
-      r.device_writer[w] = me;
+      r.device_writer[w] = r.in_atomic ? -me : me;  // negative: last written by an atomic
       const auto early = r.device_early_reader.find(w);
-      if (early != r.device_early_reader.end()) {  // the first write after a read of a word nobody had written
-        // (an atomic update of a word another block read is fine: an atomic max's early exit reads so)
-        if (!r.in_atomic && early->second.first != me && r.device_cross++ == 0)
+      if (early != r.device_early_reader.end()) {  // the first write after a read of a byte nobody had written
+        // (an atomic update of a byte another block read is fine: an atomic max's early exit reads so)
+        if (!r.in_atomic && !last && early->second.first != me && r.device_cross++ == 0)
           r.report += early->second.second + fmt("|later_block=%u,%u,%u\n", builtins.blockIdx.x, builtins.blockIdx.y,
                                                  builtins.blockIdx.z);
         r.device_early_reader.erase(early);
@@ -555,12 +562,12 @@ void device_access(uintptr_t a, int size, bool write, void* pc) {
     }
     const auto it = r.device_writer.find(w);
     if (it == r.device_writer.end()) {
-      if (r.device_early_reader.size() < MAX_DEVICE_WORDS && !r.device_early_reader.count(w))
+      if (r.device_early_reader.size() < MAX_DEVICE_BYTES && !r.device_early_reader.count(w))
         r.device_early_reader[w] = {me, fmt("kind=cross_read|device=1|early=1|addr=%lu|size=%d|pc=%lu|",
                                             (unsigned long)(a - r.lib_base), size, pc_off(pc)) + where(r.current)};
       continue;
     }
-    if (it->second == me || (r.ticket && r.run_position == r.blocks - 1)) continue;
+    if (it->second == me || it->second < 0 || last) continue;
     if (r.device_cross++ == 0) {
       const long long other = it->second - 1;
       const dim3 g = builtins.gridDim;
@@ -772,6 +779,7 @@ inline void access(void* p, int size, bool write, void* pc) {
   }
   if (a - (uintptr_t)&builtins < sizeof builtins) return;
   if (a - r.host_lo < r.host_len) return;  // the launcher's arguments, on the calling thread's stack
+  if (write && !r.in_atomic && !r.cas_last.empty()) r.cas_last.erase(a);  // (cas_contended)
   if (r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len) {
     init_access(a, size, write, pc, true);
     return shared_access(a, size, write, pc);
@@ -1047,11 +1055,12 @@ void atomic_exit() { R().in_atomic = false; }
 // GPU threads updating one address at once make all but one CAS fail (the last of a warp's 32 lanes
 // fails 31 times), and a kernel that does not retry until it succeeds loses their updates. So a
 // thread's atomicCAS on an address another thread of the block CASed fails as contended (the header
-// returns a value other than `compare` and stores nothing), and so do its next CONTENTION(t) - 1 CASes
+// returns a value other than `compare` and stores nothing), and so do up to CONTENTION_SPREAD - 1 more CASes
 // there that would succeed: a retry loop goes on until one succeeds; a thread that reaches its end
 // first is reported (cas_once): no CAS, one with no retry loop, or one that gives up after a fixed
-// number of tries (a cheater's 3 tries passed when every contended CAS failed once).
-constexpr int CONTENTION_SPREAD = 8;  // thread t fails 1 + t % 8 times: up to 8, as among 8 lanes
+// number of tries (a cheater's 3 tries passed when every contended CAS failed once). A plain store to
+// the address ends its contention (a leader word reset between rounds: the next round's first CAS wins).
+constexpr int CONTENTION_SPREAD = 32;  // a contended CAS fails 1 to 32 times (drawn), as among a warp's lanes
 bool cas_contended(void* address, int line) {
   Runtime& r = R();
   if (!r.active || r.current < 0) return false;
@@ -1067,7 +1076,7 @@ bool cas_contended(void* address, int line) {
   auto& last = r.cas_last[a];
   const bool contended = last != 0 && last != me;
   last = me;
-  if (contended) f.cas_lost = a, f.cas_line = line, f.cas_fails_left = r.current % CONTENTION_SPREAD;
+  if (contended) f.cas_lost = a, f.cas_line = line, f.cas_fails_left = (int)(r.rng() % CONTENTION_SPREAD);
   return contended;
 }
 
@@ -1166,14 +1175,19 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   r.device_writer.clear(), r.device_early_reader.clear(), r.device_untracked = false, r.cas_last.clear();
   r.launch_stamp = r.stamp + 1;  // the first block's epoch  // a launch sees the whole of the one before it
   r.active = true;
-  // Blocks run in the grid's order (faults name the first block that makes them), except that where
-  // the first block wrote __device__ memory the grid's last block runs second: a GPU runs blocks in
-  // any order, and a kernel that takes the last block of the grid for the last one to run (reading
-  // every block's partial there) would otherwise be right here.
-  bool last_second = false;
+  // Blocks run in the grid's order (faults name the first block that makes them) until one has written
+  // __device__ memory; the blocks after it run in a random order. A GPU runs blocks in any order, and a
+  // kernel whose blocks hand results on through __device__ memory (the grid's last block, or any block
+  // chosen by its index, reading the others' partials) would otherwise be right here.
+  r.order.resize(r.blocks);
+  for (long long b = 0; b < r.blocks; ++b) r.order[b] = b;
+  bool shuffled = false;
   for (long long turn = 0; turn < r.blocks && !r.aborted; ++turn) {
-    if (turn == 1 && r.blocks >= 3 && !r.device_writer.empty()) last_second = true;
-    const long long linear = !last_second ? turn : turn == 1 ? r.blocks - 1 : turn - 1;
+    if (!shuffled && turn > 0 && !r.device_writer.empty()) {
+      std::shuffle(r.order.begin() + turn, r.order.end(), r.rng);
+      shuffled = true;
+    }
+    const long long linear = r.order[turn];
     const unsigned x = (unsigned)(linear % grid.x), y = (unsigned)(linear / grid.x % grid.y),
                    z = (unsigned)(linear / ((long long)grid.x * grid.y));
     builtins.blockIdx = uint3{x, y, z};
@@ -1190,7 +1204,12 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
     ++r.stamp, r.cells_used = 0, r.tracking = true;
     r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
     r.ticket = false;
-    r.cas_last.clear();  // a block's threads contend for its shared memory (its own on a GPU)
+    // a block's threads contend for its shared memory (its own on a GPU); every block for __device__ memory
+    for (auto it = r.cas_last.begin(); it != r.cas_last.end();) {
+      bool is_shared = r.dynamic && it->first - (uintptr_t)r.dynamic < r.dynamic_len;
+      for (const auto& x : r.shared_ranges) is_shared |= it->first - x.lo < x.len;
+      it = is_shared ? r.cas_last.erase(it) : std::next(it);
+    }
     r.pending.clear();
     for (auto& s : r.warp_sync) s = 0;
     profile_block_begin(r);

@@ -23,6 +23,13 @@
 #include <cstring>
 #include <type_traits>
 
+// CUDA declares isfinite, isnan and isinf for float and double at global scope; <cmath> only in std::
+// (a softmax's `isfinite(m)` in a template failed the CPU build: "no arguments that depend on a template
+// parameter")
+using std::isfinite;
+using std::isinf;
+using std::isnan;
+
 // The macros a kernel sees are nvcc's device pass's (sm_90), and no others of ours: a kernel must
 // not be able to tell this build from a GPU's (cuda_build.check_source lets #if test only these,
 // PARITY_MACROS, and the student's own; tests/grader/test_cuda_source_check.py compares them with nvcc -E -dM).

@@ -392,6 +392,7 @@ BLOCK_UPDATES = {
     "each block its own element": ("4", ["Y[bx] = Y[bx] + X[bx]"], True),
     # honest forms a cheater's round found refused (only `==` in a then-branch pinned; an index held in a
     # local variable looked shared): decided by the reversed block order instead
+    "pinned to the grid's last block: if by == 2": ("4, 3", ["if by == 2:", "    Y[bx] = Y[bx] + X[by]"], True),
     "pinned: if by < 1": ("4, 3", ["if by < 1:", "    Y[bx] = Y[bx] + X[by]"], True),
     "pinned: else of if by != 0": ("4, 3", ["if by != 0:", "    Y[bx + 8] = X[by]", "else:",
                                              "    Y[bx] = Y[bx] + X[by]"], True),

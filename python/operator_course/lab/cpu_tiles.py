@@ -413,7 +413,7 @@ def _refuse_cross_block_updates(body) -> None:
     local copy, or a region T.copy reads into a tile and back) while other blocks do the same (the element does not move with a block index of a
     grid dim that has more than one block, and no ``if by == 0`` pins it) gets the right sum here and
     loses updates there. Refused, as a GPU would fail; T.atomic_add is how blocks combine results."""
-    from tvm import tirx
+    from tvm import arith, ir, tirx
 
     blocks = []  # (variable, extent) of each block index of T.Kernel with more than one block
 
@@ -469,11 +469,41 @@ def _refuse_cross_block_updates(body) -> None:
 
     def pinned_by(cond) -> set:
         """The block indices ``cond`` holds for one value of at most (``by == 0``, ``by < 1``, ``by == 0 and ...``)."""
-        a = ix.analyzer(blocks)
+        a = arith.Analyzer()
+        for var, extent in blocks:  # the whole range (ix.analyzer leaves room for var + 1)
+            a.bind(var, ir.Range.from_min_extent(0, extent))
         cond = a.simplify(ix.expand(cond))
         with a.constraint_scope(cond):
             bounded = {v for v, _ in blocks if (b := a.const_int_bound(v)).min_value == b.max_value}
         return bounded | {v for v, _ in blocks if ix.pins(cond, v, blocks)}
+
+    def overlap(node, pinned):
+        """A tile T.copy stores whose place moves, from one block to the next, by less than the tile in
+        every dim (C[by, bx] for a 64 x 64 tile): neighbouring blocks store over each other's results."""
+        if not (isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call)):
+            return
+        for region in filter(None, map(_region, node.value.args)):
+            start, mask = region
+            if not mask & 2 or start.buffer.scope() != "global":
+                continue
+            extents = [1] * (len(start.indices) - len(region.extents)) + list(region.extents)
+            for v, _ in blocks:
+                if any(v.same_as(q) for q in pinned):
+                    continue
+                steps = [ix.analyzer(blocks).simplify(ix.next_of(ix.expand(i), v) - ix.expand(i)) for i in start.indices]
+                if not all(isinstance(d, tirx.IntImm) and isinstance(e, tirx.IntImm) for d, e in zip(steps, extents)):
+                    continue
+                moves = [d.value for d in steps]
+                if any(moves) and all(abs(d) < e.value for d, e in zip(moves, extents)):
+                    shape = " x ".join(str(e.value) for e in extents)
+                    text = f"{start.buffer.name}[{', '.join(str(i) for i in start.indices)}]"
+                    raise ParallelRace(
+                        f"neighbouring blocks along {v.name} store overlapping tiles of {start.buffer.name}: the "
+                        f"{shape} tile stored at {text} moves by {tuple(moves)} from one block to the next, less "
+                        f"than its size, so on a GPU the blocks overwrite each other's results (the CPU runs them "
+                        f"one after another, and the last one's survive). Each block must store its own tile: "
+                        f"scale the block indices by the tile's size ({start.buffer.name}[by * BM, bx * BN] for a "
+                        f"BM x BN tile of a matrix, [bx * TILE] for a TILE-long one)")
 
     def stores(node, pinned):
         if isinstance(node, tirx.IfThenElse):
@@ -481,6 +511,7 @@ def _refuse_cross_block_updates(body) -> None:
             if node.else_case is not None:  # `if by != 0: ... else: <here>`
                 stores(node.else_case, pinned | pinned_by(tirx.Not(node.condition)))
             return
+        overlap(node, pinned)
         for store in written(node):
             if reads[ix.element(store)] > 0:
                 check(store, pinned)
@@ -490,12 +521,19 @@ def _refuse_cross_block_updates(body) -> None:
     stores(body, set())
 
 
+class _Region(tuple):
+    """(the BufferLoad at a ``T.region``'s start, its access mask: 1 read, 2 write, 3 both); ``extents``: its size."""
+    extents: list
+
+
 def _region(node):
-    """(the BufferLoad at its start, its access mask: 1 read, 2 write, 3 both) of a ``T.region`` call, else None."""
+    """A ``T.region`` call's _Region, else None."""
     from tvm import ir, tirx
 
     if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and node.op.name == "tl.region":
-        return node.args[0], int(node.args[1])
+        region = _Region((node.args[0], int(node.args[1])))
+        region.extents = list(node.args[2:])
+        return region
     return None
 
 

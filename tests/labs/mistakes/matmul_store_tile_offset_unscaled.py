@@ -1,6 +1,6 @@
-# what: TileLang matmul that stores its tile at C[by, bx] instead of C[by * BM, bx * BN]: right while C is one tile (a blind student's; it was told the K loop loses a tile)
+# what: TileLang matmul that stores its tile at C[by, bx] instead of C[by * BM, bx * BN]: right while C is one tile (a blind student's; it was told the K loop loses a tile, then, with the blocks run last to first, that the edge tile is partial); neighbouring blocks store overlapping tiles, refused by name
 # check: tilelang matmul matmul_program
-# says: shape (33, 65, 17) float32 | fits in one 64 x 64 tile of C | block (bx, by) owns C[by * BM
+# says: overlapping tiles of C | C[by, bx] moves by (1, 0) | [by * BM, bx * BN]
 def matmul_program(dtype: str, gpu: bool):
     """C = A @ B: a block per BM x BN tile of C, K walked BK at a time, sums in float32."""
     M, N, K = T.dynamic("M", "int32"), T.dynamic("N", "int32"), T.dynamic("K", "int32")

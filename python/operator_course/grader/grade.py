@@ -3,14 +3,16 @@
     python -m operator_course.grader.grade SUBMISSIONS [--labs labs/] [-o _build/grades]
         [--roster roster.txt] [--lab 01_copy ...] [--jobs N] [--timeout SECONDS]
         [--memory-gb G] [--disk-gb G] [--cpu-verdicts count|pending] [--per-process-limits]
+        [--secret-shapes FILE]
 
 Student code decides nothing. Each submission is graded in stages:
   1. collect   read every notebook once, as data (submissions.py)
   2. assemble  the instructor's notebook with only the student's answer cells taken, each check
                replaced by a cell that exports what it judges (assemble.py)
   3. execute   run that in the student's own bubblewrap sandbox (sandbox.py, execute.py)
-  4. score     run the exported kernels in a second sandbox on inputs drawn here and compare
-               the outputs with references computed here (score.py, runner.py)
+  4. score     run the exported kernels in a second sandbox on inputs drawn here (the lab's shapes
+               and the grader's own, LABS/secret_shapes.py) and compare the outputs with
+               references computed here (score.py, runner.py)
   5. record    merge into OUT/gradebook.csv, OUT/totals.csv, OUT/feedback/<student>.md, and
                keep each executed notebook and log under OUT/logs/<student>/<lab>/ (gradebook.py)
   6. view      the harness's timings into OUT/timings.json; the public leaderboard

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import types
 
 import torch
@@ -158,6 +159,14 @@ class KernelCrashed(RuntimeError):
     """The C target's kernel killed the process it ran in."""
 
 
+_FAR_OUTSIDE = ("it wrote or read far outside the buffers it was given (past the guard regions that catch a few "
+                "thousand elements over), e.g. a fixed number of blocks whose stores have no guard against the size. "
+                "Hint: guard every store (and load) with the size")
+# What a heap the kernel wrote over says when torch touches it next (a fixed grid's stores far past a small
+# output, run last block first, once came back as "Expected !size_bytes_is_heap_allocated_ to be true")
+_HEAP_CORRUPTED = re.compile(r"to be true, but got false|INTERNAL ASSERT FAILED|corrupted|double free")
+
+
 def _in_a_child(call, tensors: list[torch.Tensor]) -> None:
     """``call()`` in a forked child, so that a C-target kernel that stores far past every guard region (a
     fixed number of blocks with no guard, on a small input) kills the child, not the student's Jupyter
@@ -207,12 +216,12 @@ def _in_a_child(call, tensors: list[torch.Tensor]) -> None:
             raise KernelCrashed("the kernel's process was killed (out of memory, or stopped)")
         if sig == signal.SIGFPE:
             raise KernelCrashed("the kernel crashed (SIGFPE) on the CPU: an integer division by zero")
-        raise KernelCrashed(f"the kernel crashed ({sig.name}) on the CPU: it wrote or read far outside the buffers it "
-                            "was given (past the guard regions that catch a few thousand elements over), e.g. a fixed "
-                            "number of blocks whose stores have no guard against the size. Hint: guard every store "
-                            "(and load) with the size")
+        raise KernelCrashed(f"the kernel crashed ({sig.name}) on the CPU: {_FAR_OUTSIDE}")
     if reply[:2] != b"ok" or len(reply) != 2 + sum(st.nbytes() for st in storages):
-        raise RuntimeError(reply[2:].decode(errors="replace") if reply[:2] == b"er"
+        error = reply[2:].decode(errors="replace")
+        if reply[:2] == b"er" and _HEAP_CORRUPTED.search(error):  # torch's or glibc's own checks tripped after it
+            raise KernelCrashed(f"the kernel corrupted its process's memory on the CPU: {_FAR_OUTSIDE}")
+        raise RuntimeError(error if reply[:2] == b"er"
                            else f"the kernel's process ended early (status {os.WEXITSTATUS(status)})")
     offset = 2
     for storage in storages:

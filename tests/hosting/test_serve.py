@@ -199,3 +199,12 @@ def test_with_hub_does_not_start_its_command_when_the_hub_is_already_gone(tmp_pa
     done = subprocess.run([sys.executable, "-m", "operator_course.hosting.with_hub", "1", "touch", str(marker)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "is gone" in done.stderr and not marker.exists()
+
+
+def test_the_checkouts_git_history_is_private_like_the_solutions(tmp_path):
+    """labs/ (solutions, the grader's own shapes) is closed to students while the hub runs; the checkout's
+    .git holds every version of it (`git show HEAD:labs/...`), so it is closed too, where there is one."""
+    course = config.load(write_course(tmp_path / "course"))
+    assert course.labs in serve.private(course) and course.root / ".git" not in serve.private(course)
+    (course.root / ".git").mkdir()
+    assert course.root / ".git" in serve.private(course)

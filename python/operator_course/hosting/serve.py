@@ -16,9 +16,11 @@ from .spawner import gpus
 
 
 def private(course: Course) -> list[Path]:
-    """What students must not read: solutions, hub state (passwords, cookie secret), their
+    """What students must not read: solutions and the grader's own shapes (labs/, and the checkout's git
+    history, which holds every version of labs/), hub state (passwords, cookie secret), their
     classmates' submissions and grades."""
-    return [course.labs, course.state, course.submissions, course.grades]
+    history = [course.root / ".git"] if (course.root / ".git").exists() else []
+    return [course.labs, *history, course.state, course.submissions, course.grades]
 
 
 def closed_folder(path: str | Path) -> Path | None:

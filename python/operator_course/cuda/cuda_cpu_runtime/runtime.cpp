@@ -226,7 +226,8 @@ struct Runtime {
   std::vector<long long> order;  // the blocks' run order (launch())
   std::mt19937_64 rng{std::random_device{}()};  // the order past the first block, CAS contention
   // the global thread (+ 1) that last did an atomicCAS on each address this launch (cas_contended)
-  std::unordered_map<uintptr_t, long long> cas_last;
+  // (shared memory's per block, cleared as each block starts: its own on a GPU; other memory's per launch)
+  std::unordered_map<uintptr_t, long long> cas_last, cas_last_shared;
   long long cas_once = 0;
   int last_error = 0;
   long long clock = 0;
@@ -537,6 +538,7 @@ void output_read(uintptr_t a, void* pc) {
 // atomic may be read plainly (a float atomic max's first guess, corrected by its CAS loop), and the
 // last block may store what others read (a counter or epoch reset for the next launch).
 constexpr size_t MAX_DEVICE_BYTES = 1 << 22;
+constexpr size_t MAX_EARLY_READS = 1 << 14;  // each keeps its report's text: a lab kernel reads a few such bytes
 void device_access(uintptr_t a, int size, bool write, void* pc) {
   Runtime& r = R();
   if (r.device_untracked) return;
@@ -562,7 +564,7 @@ void device_access(uintptr_t a, int size, bool write, void* pc) {
     }
     const auto it = r.device_writer.find(w);
     if (it == r.device_writer.end()) {
-      if (r.device_early_reader.size() < MAX_DEVICE_BYTES && !r.device_early_reader.count(w))
+      if (r.device_early_reader.size() < MAX_EARLY_READS && !r.device_early_reader.count(w))
         r.device_early_reader[w] = {me, fmt("kind=cross_read|device=1|early=1|addr=%lu|size=%d|pc=%lu|",
                                             (unsigned long)(a - r.lib_base), size, pc_off(pc)) + where(r.current)};
       continue;
@@ -779,7 +781,10 @@ inline void access(void* p, int size, bool write, void* pc) {
   }
   if (a - (uintptr_t)&builtins < sizeof builtins) return;
   if (a - r.host_lo < r.host_len) return;  // the launcher's arguments, on the calling thread's stack
-  if (write && !r.in_atomic && !r.cas_last.empty()) r.cas_last.erase(a);  // (cas_contended)
+  if (write && !r.in_atomic) {  // a plain store ends CAS contention on its address (cas_contended)
+    if (!r.cas_last.empty()) r.cas_last.erase(a);
+    if (!r.cas_last_shared.empty()) r.cas_last_shared.erase(a);
+  }
   if (r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len) {
     init_access(a, size, write, pc, true);
     return shared_access(a, size, write, pc);
@@ -1061,6 +1066,12 @@ void atomic_exit() { R().in_atomic = false; }
 // number of tries (a cheater's 3 tries passed when every contended CAS failed once). A plain store to
 // the address ends its contention (a leader word reset between rounds: the next round's first CAS wins).
 constexpr int CONTENTION_SPREAD = 32;  // a contended CAS fails 1 to 32 times (drawn), as among a warp's lanes
+std::unordered_map<uintptr_t, long long>& contention_of(uintptr_t a) {
+  Runtime& r = R();
+  bool is_shared = r.dynamic && a - (uintptr_t)r.dynamic < r.dynamic_len;
+  for (const auto& x : r.shared_ranges) is_shared |= a - x.lo < x.len;
+  return is_shared ? r.cas_last_shared : r.cas_last;
+}
 bool cas_contended(void* address, int line) {
   Runtime& r = R();
   if (!r.active || r.current < 0) return false;
@@ -1070,10 +1081,10 @@ bool cas_contended(void* address, int line) {
   if (f.cas_lost == a) {  // a retry that would succeed: fails while contention lasts
     if (f.cas_fails_left-- > 0) return true;
     f.cas_lost = 0;
-    r.cas_last[a] = me;
+    contention_of(a)[a] = me;
     return false;
   }
-  auto& last = r.cas_last[a];
+  auto& last = contention_of(a)[a];
   const bool contended = last != 0 && last != me;
   last = me;
   if (contended) f.cas_lost = a, f.cas_line = line, f.cas_fails_left = (int)(r.rng() % CONTENTION_SPREAD);
@@ -1173,6 +1184,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
   builtins.blockDim = block, builtins.gridDim = grid;
   r.blocks = (long long)grid.x * grid.y * grid.z;
   r.device_writer.clear(), r.device_early_reader.clear(), r.device_untracked = false, r.cas_last.clear();
+  r.cas_last_shared.clear();
   r.launch_stamp = r.stamp + 1;  // the first block's epoch  // a launch sees the whole of the one before it
   r.active = true;
   // Blocks run in the grid's order (faults name the first block that makes them) until one has written
@@ -1204,12 +1216,7 @@ int launch_raw(dim3 grid, dim3 block, size_t shared_bytes, void (*body)(void*), 
     ++r.stamp, r.cells_used = 0, r.tracking = true;
     r.block_stamp = r.stamp;  // nothing of this block's shared memory is written yet
     r.ticket = false;
-    // a block's threads contend for its shared memory (its own on a GPU); every block for __device__ memory
-    for (auto it = r.cas_last.begin(); it != r.cas_last.end();) {
-      bool is_shared = r.dynamic && it->first - (uintptr_t)r.dynamic < r.dynamic_len;
-      for (const auto& x : r.shared_ranges) is_shared |= it->first - x.lo < x.len;
-      it = is_shared ? r.cas_last.erase(it) : std::next(it);
-    }
+    r.cas_last_shared.clear();  // a block's threads contend for its shared memory (its own on a GPU)
     r.pending.clear();
     for (auto& s : r.warp_sync) s = 0;
     profile_block_begin(r);

@@ -250,6 +250,7 @@ def test_a_grading_run_writes_the_class_view(tmp_path):
     labs, subs, out = tmp_path / "labs", tmp_path / "class", tmp_path / "grades"
     labs.mkdir()
     (labs / f"{LAB}.ipynb").write_bytes((ROOT / "labs" / f"{LAB}.ipynb").read_bytes())
+    (labs / "secret_shapes.py").write_bytes((ROOT / "labs" / "secret_shapes.py").read_bytes())
     (subs / "mallory").mkdir(parents=True)
     (subs / "mallory" / f"{LAB}.ipynb").write_bytes(b"\x80 not a notebook")
     (tmp_path / "roster.txt").write_text("mallory\nabsent\n")

@@ -65,6 +65,22 @@ def test_a_malformed_file_stops_the_grader_naming_it(tmp_path, capsys, text, say
     assert str(labs / "secret_shapes.py") in err and says in err, err
 
 
+def test_a_missing_file_stops_the_grader_unless_told_to_grade_on_public_shapes(tmp_path, capsys):
+    labs = tmp_path / "labs"
+    labs.mkdir()
+    (labs / "02_vector_add.ipynb").write_bytes((LABS / "02_vector_add.ipynb").read_bytes())
+    (tmp_path / "class").mkdir()
+    argv = [str(tmp_path / "class"), "--labs", str(labs), "-o", str(tmp_path / "out"), "--unsafe-no-sandbox",
+            "--per-process-limits"]
+    assert grade.main(argv) == 2
+    assert "no " + str(labs / "secret_shapes.py") in capsys.readouterr().err
+    assert grade.main(argv + ["--no-secret-shapes"]) == 0
+    assert "--no-secret-shapes: the checks draw only the public lab shapes" in capsys.readouterr().err
+    import json
+
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["secret_shapes"] is None
+
+
 def test_a_release_carries_no_shape_table(tmp_path):
     from operator_course.grader.release import release
 

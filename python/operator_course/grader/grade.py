@@ -240,6 +240,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="the inputs' seed (default: a fresh secret one, in manifest.json)")
     parser.add_argument("--secret-shapes", type=Path, help="the grader's own lab shapes (default: LABS/secret_shapes.py; "
                         "a published course keeps its own copy elsewhere)")
+    parser.add_argument("--no-secret-shapes", action="store_true",
+                        help="grade on the public lab shapes only (a kernel capped just past them passes)")
     parser.add_argument("--gpus", help="GPUs to grade on, comma-separated (default: every one this process sees); "
                         "the jobs spread over them, timed checks one at a time per GPU")
     parser.add_argument("--per-process-limits", action="store_true",
@@ -329,17 +331,21 @@ def main(argv: list[str] | None = None) -> int:
     labs = {k: v for k, v in labs.items() if not args.lab or k in args.lab}
     from . import secret_shapes
 
-    shapes_file = args.secret_shapes or secret_shapes.default_path(args.labs)
-    if shapes_file.is_file():
+    shapes_file = None if args.no_secret_shapes else args.secret_shapes or secret_shapes.default_path(args.labs)
+    if shapes_file is None:
+        secret = {}
+        print("grade: WARNING: --no-secret-shapes: the checks draw only the public lab shapes, which a kernel "
+              "capped just past them passes", file=sys.stderr)
+    elif not shapes_file.is_file():  # fail closed: grading on public shapes alone is a choice, not an accident
+        print(f"grade: error: no {shapes_file}: the grader's own lab shapes (copy labs/secret_shapes.py there, "
+              "pass --secret-shapes FILE, or --no-secret-shapes to grade on the public shapes only)", file=sys.stderr)
+        return 2
+    else:
         try:
             secret = secret_shapes.load(shapes_file, sorted({s.op for lab in labs.values() for s in lab.specs}))
         except ValueError as e:
             print(f"grade: error: {e}", file=sys.stderr)
             return 2
-    else:
-        secret, shapes_file = {}, None
-        print(f"grade: WARNING: no {secret_shapes.default_path(args.labs)}: the checks draw only the public lab "
-              "shapes, which a kernel capped just past them passes", file=sys.stderr)
 
     import torch
     from tqdm import tqdm
@@ -400,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
     gradebook.write(args.out, merged, list(labs))
     manifest = {"graded_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "device": ctx.device,
                 "sandbox": not args.unsafe_no_sandbox, "limits": limits, "jobs": args.jobs, "gpus": gpu_ids, "seed": ctx.seed,
-                "secret_shapes": str(shapes_file) if shapes_file else None,
+                "secret_shapes": ({"path": str(shapes_file), "sha256": hashlib.sha256(shapes_file.read_bytes()).hexdigest()}
+                                  if shapes_file else None),
                 "cpu_verdicts": args.cpu_verdicts, "seconds": round(time.monotonic() - start, 1),
                 "grader_peak_rss_bytes": _peak_rss(),
                 "labs": {k: {"path": str(v.path), "sha256": v.sha256} for k, v in labs.items()}}

@@ -138,3 +138,33 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
             assert base64.b64decode(row.picture).startswith(b"\x89PNG"), f"{name}: no picture in the grader's row"
             assert f"](data:image/png;base64,{row.picture})" in gradebook.feedback([row])
             assert "picture" not in gradebook.COLUMNS
+
+
+def test_the_grader_runs_a_tilelang_grid_in_both_orders(tmp_path, monkeypatch):
+    """A kernel built for the order the notebook's C target runs a grid in (last block first: the chunk that
+    stores runs before the chunks that add) passes the notebook's check; the grader runs the grid first to
+    last as well and fails it, naming the order."""
+    import threading
+
+    from operator_course.grader import export, secret_shapes
+    from operator_course.grader.assemble import CheckSpec
+    from operator_course.grader.execute import Executed
+    from operator_course.grader.sandbox import Unsandboxed
+    from operator_course.grader.score import dtype_names, plan, run_jobs, verdict
+
+    if GPU:
+        pytest.skip("on a GPU the grid runs as the GPU runs it")
+    body = (FOLDER.parent / "gpu_program" / "reduce_sum_built_for_reversed_order.py").read_text()
+    namespace = run_cell("built_for_order", body, tmp_path)
+    lab.check_tilelang("reduce_sum", namespace["reduce_sum_program"])  # the notebook's order: it passes
+    check = CheckSpec(0, "check", 1.0, "tilelang", "reduce_sum", "reduce_sum_program")
+    monkeypatch.chdir(tmp_path)
+    export.save("check", "tilelang", lambda: namespace["reduce_sum_program"], dtype_names("cpu"), False, check.who,
+                "reduce_sum_program")
+    executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "check").iterdir()}})
+    shapes = secret_shapes.load(secret_shapes.default_path(FOLDER.parents[2] / "labs"), ["reduce_sum"])
+    jobs, failed = plan([check], executed, "cpu", secret=shapes)
+    run_jobs(list(jobs.values()), "cpu", Unsandboxed(gpu=False), tmp_path / "runs", 300, tmp_path / "runner.log",
+             threading.Lock())
+    row = verdict(check, jobs.get("check"), failed.get("check"), "student", "lab")
+    assert row.status == "failed" and "its result depends on the order its blocks run in" in row.reason, row.reason

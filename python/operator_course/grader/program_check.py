@@ -577,7 +577,7 @@ def _scan_before_compiling(kind: str):
         libgen.LibraryGenerator.compile_lib = original
 
 
-def compile_checked(program, device: str, inputs: int | None = None):
+def compile_checked(program, device: str, inputs: int | None = None, reverse: bool = True):
     """kernels.compile_tilelang for the grader: the program is checked (check_program; its
     global_symbol reset), made compilable for the CPU where ``device`` is not "cuda", lowered,
     and its generated source scanned (check_generated_source) before g++/nvcc sees it. TileLang's
@@ -590,6 +590,6 @@ def compile_checked(program, device: str, inputs: int | None = None):
     if device != "cuda":
         from operator_course.lab.cpu_tiles import prepare_for_cpu
 
-        program = prepare_for_cpu(program, inputs)
+        program = prepare_for_cpu(program, inputs, reverse)
     with _scan_before_compiling("cuda" if device == "cuda" else "c"), _nvcc_output_in_errors():
         return JITKernel(program, execution_backend="cython", target=target(device), pass_configs=dict(PASS_CONFIGS))

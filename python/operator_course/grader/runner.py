@@ -67,11 +67,17 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     from operator_runtime.tilelang_support import TL_DTYPES
 
     from operator_course.lab.build_errors import captured_log, explain
+    from operator_course.lab.cpu_tiles import reads_output
     from operator_course.lab.judge import launch_failed
     from operator_course.lab.kernels import input_count, run_tilelang as launch
+
     from .program_check import MAX_PROGRAM_JSON, ProgramRefused, compile_checked, load_program
 
-    kernels, outputs, differs = {}, [], False
+    # on the CPU the grid's blocks run last to first (cpu_tiles._reverse_blocks), and again first to last where
+    # the program reads its output (the only memory blocks could hand results through: cpu_tiles.reads_output):
+    # a kernel whose blocks hand results on is right in one order at most (a cheater could build for the one
+    # the notebook uses, the block that stores running first); a GPU promises neither
+    kernels, in_order, outputs, differs = {}, {}, [], False
     for dtype, inputs, out_shape in _load_inputs(folder, device):
         name = TL_DTYPES[dtype]
         if name not in kernels:
@@ -92,6 +98,8 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
             try:
                 with captured_log() as log:
                     kernels[name] = compile_checked(program, device, input_count(op))  # its generated source scanned too
+                    if device == "cpu" and reads_output(program):
+                        in_order[name] = compile_checked(program, device, input_count(op), reverse=False)
             except ProgramRefused as e:
                 return {"error": str(e)}
             except Exception as e:  # noqa: BLE001 - the student's compile error, as the notebook says it
@@ -100,15 +108,44 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
                 print(full, flush=True)  # the long report goes to the runner's log
                 return {"error": short}
         buffer, out = guarded(out_shape, dtype, device)
+        shape = f"{tuple(inputs[0].shape)} {str(dtype).removeprefix('torch.')}"
         try:
             launch(kernels[name], op, [guarded_input(t, device) for t in inputs], out)
         except RuntimeError as e:  # as the notebook's check says it
-            shape = f"{tuple(inputs[0].shape)} {str(dtype).removeprefix('torch.')}"
             return {"error": launch_failed(who, shape, e)}
+        if name in in_order:
+            again, out_again = guarded(out_shape, dtype, device)
+            try:
+                launch(in_order[name], op, [guarded_input(t, device) for t in inputs], out_again)
+            except RuntimeError as e:
+                return {"error": launch_failed(who, shape, e)}
+            if (why := order_dependent(buffer, again, dtype)):
+                return {"error": f"{who} is wrong for shape {shape}: {why}"}
         outputs.append(buffer.cpu())
     _sync(device)
     _save_outputs(outputs, folder)
     return {"error": None, "gpu_program_differs": differs}
+
+
+def order_dependent(last_first: torch.Tensor, first_last: torch.Tensor, dtype) -> str:
+    """"" when a kernel's outputs (guarded buffers) with its blocks run last to first and first to last agree
+    within the dtype's tolerance (T.atomic_add may round in another order), else why not, in words."""
+    from operator_runtime_testing.tolerances import TOLERANCES
+
+    rtol, atol = TOLERANCES[dtype]
+    a, b = last_first.double(), first_last.double()
+    same = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    if bool(same.all()):
+        return ""
+    from operator_course.lab.kernels import GUARD
+
+    i = int((~same).nonzero()[0])
+    where = f"output element {i - GUARD}" if GUARD <= i < a.numel() - GUARD else "a guard element past the output"
+    return (f"its result depends on the order its blocks run in: with the last block run first, {where} is "
+            f"{a[i].item():.6g}; with the first block run first, {b[i].item():.6g} ({int((~same).sum())} elements "
+            "differ). On a GPU the blocks run at once, in any order: a block may "
+            "read only what it writes itself (and the inputs). Hint: combine blocks' results with T.atomic_add, or "
+            "give each block its own rows")
 
 
 def run_cuda_cpu(folder: Path, op: str, who: str) -> dict:

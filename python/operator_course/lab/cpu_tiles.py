@@ -107,22 +107,23 @@ def is_cpu_target(target) -> bool:
     return kind in CPU_TARGETS
 
 
-def prepare_for_cpu(program, inputs: int | None = None):
+def prepare_for_cpu(program, inputs: int | None = None, reverse: bool = True):
     """The tile program ``program`` (a ``T.prim_func`` PrimFunc, or an IRModule of them)
     rewritten so TileLang's C target compiles it (see the module docstring). Idempotent; only
     for CPU targets: a GPU build takes the program as written. ``inputs``: how many leading tensor
-    parameters are the kernel's inputs (a lab's: its record's), refused as the target of a store."""
+    parameters are the kernel's inputs (a lab's: its record's), refused as the target of a store;
+    ``reverse``: the grid's blocks run last to first (_reverse_blocks), else first to last."""
     import tilelang  # noqa: F401  (puts TileLang's bundled tvm on the path)
     from tvm import IRModule, tirx
 
     if isinstance(program, IRModule):
-        funcs = {gv: (_prepare_func(f, inputs) if isinstance(f, tirx.PrimFunc) else f)
+        funcs = {gv: (_prepare_func(f, inputs, reverse) if isinstance(f, tirx.PrimFunc) else f)
                  for gv, f in program.functions.items()}
         return IRModule(funcs, attrs=program.attrs)
     if not isinstance(program, tirx.PrimFunc):
         raise TypeError(f"prepare_for_cpu takes a T.prim_func (a tvm PrimFunc), got {type(program).__name__}; "
                         "a @tilelang.jit function compiles itself: write the kernel as a T.prim_func factory")
-    return _prepare_func(program, inputs)
+    return _prepare_func(program, inputs, reverse)
 
 
 def compile_tiles(program, target: str = "c", **kwargs):
@@ -136,7 +137,7 @@ def compile_tiles(program, target: str = "c", **kwargs):
     return tilelang.compile(program, target=target, **kwargs)
 
 
-def _prepare_func(func, inputs: int | None):
+def _prepare_func(func, inputs: int | None, reverse: bool):
     from tvm import ir, tirx
 
     # (a) tiles -> local arrays: one new data Var per tile; substitute() rebuilds every Buffer
@@ -185,7 +186,7 @@ def _prepare_func(func, inputs: int | None):
     if extra_allocs:
         raise RuntimeError("prepare_for_cpu: a reduce's tile is not allocated in any block: "
                            + ", ".join(b.name for bufs in extra_allocs.values() for b in bufs))
-    if "oprt_blocks_reversed" not in (func.attrs or {}):  # (prepare_for_cpu is idempotent)
+    if reverse and "oprt_blocks_reversed" not in (func.attrs or {}):  # (prepare_for_cpu is idempotent)
         body = _reverse_blocks(body)
         func = func.with_attr("oprt_blocks_reversed", 1)
     return func.with_body(body)
@@ -208,6 +209,34 @@ def _reverse_blocks(body):
         return None
 
     return tirx.stmt_functor.ir_transform(body, None, reverse, ["tirx.For"])
+
+
+def reads_output(program) -> bool:
+    """Whether a lab program loads from its output (its last tensor), a plain load or a region T.copy
+    reads. Blocks can hand results to each other only through memory they share that one writes and
+    another reads: the output (stores into the inputs are refused). A program that never reads it
+    computes the same in any block order."""
+    from tvm import IRModule, tirx
+
+    funcs = [f for f in program.functions.values() if isinstance(f, tirx.PrimFunc)] \
+        if isinstance(program, IRModule) else [program]
+    reads = 0  # loads of the output, less the starts of the regions T.copy only writes (a start is a load)
+    for func in funcs:
+        params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+        if not params:
+            continue
+        out = params[-1].data
+
+        def visit(node):
+            nonlocal reads
+            region = _region(node)
+            if region is not None and not region[1] & 1 and region[0].buffer.data.same_as(out):
+                reads -= 1
+            elif isinstance(node, tirx.BufferLoad) and node.buffer.data.same_as(out):
+                reads += 1
+
+        tirx.stmt_functor.post_order_visit(func.body, visit)
+    return reads > 0
 
 
 class InputWrite(ValueError):

@@ -90,6 +90,7 @@ Limits (still fail on the C target after the rewrite, with TileLang's error):
 from __future__ import annotations
 
 from collections import Counter
+from typing import NamedTuple
 
 TILE_SCOPES = ("local.fragment", "shared", "shared.dyn")  # what prepare_for_cpu turns into "local"
 CPU_TARGETS = ("c", "llvm")  # TileLang's CPU targets
@@ -230,7 +231,7 @@ def reads_output(program) -> bool:
         def visit(node):
             nonlocal reads
             region = _region(node)
-            if region is not None and not region[1] & 1 and region[0].buffer.data.same_as(out):
+            if region is not None and not region.mask & 1 and region.start.buffer.data.same_as(out):
                 reads -= 1
             elif isinstance(node, tirx.BufferLoad) and node.buffer.data.same_as(out):
                 reads += 1
@@ -258,8 +259,8 @@ def _refuse_input_writes(func, count: int) -> None:
         target = None
         if isinstance(node, tirx.BufferStore):
             target = node.buffer
-        elif (region := _region(node)) is not None and region[1] & 2:
-            target = region[0].buffer
+        elif (region := _region(node)) is not None and region.mask & 2:
+            target = region.start.buffer
         if target is not None and target.data in inputs:
             stored.append(inputs[target.data])
 
@@ -464,8 +465,8 @@ def _refuse_cross_block_updates(body) -> None:
         if isinstance(node, tirx.BufferLoad) and node.buffer.scope() == "global":
             reads[ix.element(node)] += 1
         region = _region(node)
-        if region is not None and region[0].buffer.scope() == "global":
-            reads[ix.element(region[0])] += (region[1] & 1) - 1
+        if region is not None and region.start.buffer.scope() == "global":
+            reads[ix.element(region.start)] += (region.mask & 1) - 1
 
     tirx.stmt_functor.post_order_visit(body, read)
 
@@ -475,7 +476,7 @@ def _refuse_cross_block_updates(body) -> None:
             return [node] if node.buffer.scope() == "global" else []
         if isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call):
             regions = [_region(a) for a in node.value.args]
-            return [r[0] for r in regions if r is not None and r[1] & 2 and r[0].buffer.scope() == "global"]
+            return [r.start for r in regions if r is not None and r.mask & 2 and r.start.buffer.scope() == "global"]
         return []
 
     def check(store, pinned):
@@ -512,7 +513,7 @@ def _refuse_cross_block_updates(body) -> None:
         if not (isinstance(node, tirx.Evaluate) and isinstance(node.value, tirx.Call)):
             return
         for region in filter(None, map(_region, node.value.args)):
-            start, mask = region
+            start, mask, _ = region
             if not mask & 2 or start.buffer.scope() != "global":
                 continue
             extents = [1] * (len(start.indices) - len(region.extents)) + list(region.extents)
@@ -550,19 +551,18 @@ def _refuse_cross_block_updates(body) -> None:
     stores(body, set())
 
 
-class _Region(tuple):
-    """(the BufferLoad at a ``T.region``'s start, its access mask: 1 read, 2 write, 3 both); ``extents``: its size."""
-    extents: list
+class _Region(NamedTuple):
+    start: object  # the BufferLoad at a ``T.region``'s start
+    mask: int      # its access: 1 read, 2 write, 3 both
+    extents: list  # its size, per dim (the trailing ones)
 
 
-def _region(node):
+def _region(node) -> _Region | None:
     """A ``T.region`` call's _Region, else None."""
     from tvm import ir, tirx
 
     if isinstance(node, tirx.Call) and isinstance(node.op, ir.Op) and node.op.name == "tl.region":
-        region = _Region((node.args[0], int(node.args[1])))
-        region.extents = list(node.args[2:])
-        return region
+        return _Region(node.args[0], int(node.args[1]), list(node.args[2:]))
     return None
 
 

@@ -68,6 +68,9 @@ step initcheck sanitize initcheck
 step bench python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$BENCH_JSON"
 step compile-times python3 scripts/tilelang_compile_times.py --json "$OUT/tilelang-compile-times.json"
 step tune python3 scripts/tilelang_tune.py --json "$OUT/tilelang-tune.json"   # not in the default STEPS
+step estimate python3 scripts/estimate_vs_gpu.py --json "$OUT/estimate-vs-gpu.json"   # nor this: the laptop's estimate vs the GPU
+step sweep python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode sweep --seed "${SEED:-$RANDOM}" \
+  --per-category "${PER_CATEGORY:-1}" --json "$OUT/sweep.json"   # nor this: shapes drawn by category (SEED=N to repeat)
 # STEPS="matmul" runs these five (not in the default STEPS: test, memcheck and bench above cover matmul too)
 case " $STEPS " in *" matmul "*) STEPS="$STEPS matmul-test matmul-tilelang matmul-memcheck matmul-racecheck matmul-bench" ;; esac
 step matmul-test python3 -m pytest tests/runtime/ops/test_matmul.py tests/runtime/test_c_contract.py -q --backend nvidia -k matmul \

@@ -69,6 +69,18 @@ def test_the_catalogue_holds_the_mistakes_the_issue_names():
     assert {s["check"][0] for s in MISTAKES.values()} == {"tilelang", "cuda"}
 
 
+NOTEBOOK: dict[str, tuple[dict, str]] = {}  # name -> (the cell's namespace, the check's message): run once
+
+
+def notebook_check(name: str, folder: Path) -> tuple[dict, str]:
+    """The student's path: the answer cell run, then the check's message (kept for the grader's test)."""
+    if name not in NOTEBOOK:
+        spec = MISTAKES[name]
+        namespace = run_cell(name, spec["body"], folder)
+        NOTEBOOK[name] = namespace, check_message(spec, namespace)
+    return NOTEBOOK[name]
+
+
 @pytest.mark.parametrize("name", sorted(MISTAKES))
 def test_each_mistake_fails_its_check_naming_the_cause_and_the_hint(name, capsys, tmp_path):
     spec = MISTAKES[name]
@@ -79,7 +91,7 @@ def test_each_mistake_fails_its_check_naming_the_cause_and_the_hint(name, capsys
 
         if shutil.which("nvcc") is None:
             pytest.skip("nvcc is not installed")
-    text = check_message(spec, run_cell(name, spec["body"], tmp_path))
+    text = notebook_check(name, tmp_path)[1]
     missing = [s for s in spec["says"] if s not in text]
     assert not missing, f"{name}: the message lacks {missing}:\n{text}"
     printed = capsys.readouterr()
@@ -90,36 +102,76 @@ def test_each_mistake_fails_its_check_naming_the_cause_and_the_hint(name, capsys
 TILELANG = sorted(n for n, s in MISTAKES.items() if s["check"][0] == "tilelang")
 
 
-@pytest.mark.parametrize("name", TILELANG)
-def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
-    """The grader's path for the same answer: export in the student's process, the kernel run by
-    the runner (a separate process; the sandbox is tested in test_grading.py), judged by score."""
-    import threading
-
-    from operator_course.grader import export
+def planned(op: str, factory_name: str, namespace: dict, folder: Path, monkeypatch):
+    """The grader's path up to the runner: the answer's programs exported in the student's process,
+    the runner's jobs planned on the grader's own shapes. (the check, its jobs, the checks failed before any
+    run, whether the export found a program that does not build)"""
+    from operator_course.grader import export, secret_shapes
     from operator_course.grader.assemble import CheckSpec
     from operator_course.grader.execute import Executed
-    from operator_course.grader.sandbox import Unsandboxed
-    from operator_course.grader import secret_shapes
-    from operator_course.grader.score import dtype_names, plan, run_jobs, verdict
+    from operator_course.grader.score import dtype_names, plan
 
+    check = CheckSpec(0, "check", 1.0, "tilelang", op, factory_name)
+    device = "cuda" if GPU else "cpu"  # the grader judges on its own machine, as the notebook did
+    monkeypatch.chdir(folder)
+    export.save("check", "tilelang", lambda: namespace[factory_name], dtype_names(device), GPU, check.who, factory_name)
+    executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (folder / "artifacts" / "check").iterdir()}})
+    shapes = secret_shapes.load(secret_shapes.default_path(FOLDER.parents[2] / "labs"), [op])
+    jobs, failed = plan([check], executed, device, secret=shapes)
+    return check, jobs, failed, "error.txt" in executed.artifacts["check"]
+
+
+def graded(planned_checks: dict[str, tuple], folder: Path) -> dict:
+    """name -> (the gradebook row, the export's error flag) of each planned check, its runner (a process of its own, as the
+    grader starts it) run two at a time: each waits on its process, the machine's cores do the work."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from operator_course.grader.sandbox import Unsandboxed
+    from operator_course.grader.score import run_jobs, verdict
+
+    def grade(name: str):
+        check, jobs, failed, unbuilt = planned_checks[name]
+        run_jobs(list(jobs.values()), "cuda" if GPU else "cpu", Unsandboxed(gpu=GPU), folder / name / "runs", 300,
+                 folder / name / "runner.log", threading.Lock())
+        return verdict(check, jobs.get("check"), failed.get("check"), "student", "lab"), unbuilt
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(planned_checks, pool.map(grade, planned_checks)))
+
+
+@pytest.fixture(scope="module")
+def graded_mistakes(request, tmp_path_factory):
+    """The TileLang mistakes this session selects, each through the grader's path: exported one by
+    one (the student's process), their runners two at a time."""
+    from _pytest.monkeypatch import MonkeyPatch
+
+    selected = [item.callspec.params["name"] for item in request.session.items
+                if item.originalname == "test_the_grader_says_the_same_words"]
+    folder = tmp_path_factory.mktemp("graded_mistakes")
+    checks = {}
+    with MonkeyPatch.context() as mp:
+        for name in selected:
+            spec = MISTAKES[name]
+            if spec["needs"] == "gpu" and not GPU:
+                continue
+            (folder / name).mkdir()
+            namespace = notebook_check(name, folder / name)[0]
+            checks[name] = planned(*spec["check"][1:3], namespace, folder / name, mp)
+    return graded(checks, folder)
+
+
+@pytest.mark.parametrize("name", TILELANG)
+def test_the_grader_says_the_same_words(name, graded_mistakes):
+    """The grader's path for the same answer: export in the student's process, the kernel run by
+    the runner (a separate process; the sandbox is tested in test_grading.py), judged by score."""
     spec = MISTAKES[name]
     if spec["needs"] == "gpu" and not GPU:
         pytest.skip("this mistake shows when the kernel is compiled for a GPU")
-    op, factory = spec["check"][1:3]
-    namespace = run_cell(name, spec["body"], tmp_path)
-    notebook_text = check_message(spec, namespace)
-    check = CheckSpec(0, "check", 1.0, "tilelang", op, factory)
-    monkeypatch.chdir(tmp_path)
-    device = "cuda" if GPU else "cpu"  # the grader judges on its own machine, as the notebook did
-    export.save("check", "tilelang", lambda: namespace[factory], dtype_names(device), GPU, check.who, factory)
-    executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "check").iterdir()}})
-    jobs, failed = plan([check], executed, device, secret=secret_shapes.load(secret_shapes.default_path(FOLDER.parents[2] / "labs"), [op]))
-    run_jobs(list(jobs.values()), device, Unsandboxed(gpu=GPU), tmp_path / "runs", 300, tmp_path / "runner.log",
-             threading.Lock())
-    row = verdict(check, jobs.get("check"), failed.get("check"), "student", "lab")
+    notebook_text = NOTEBOOK[name][1]
+    row, unbuilt = graded_mistakes[name]
     assert row.status == "failed" and row.points == 0
-    if "error.txt" in executed.artifacts["check"] or any(f" failed while {w} " in notebook_text for w in ("compiling", "lowering")):
+    if unbuilt or any(f" failed while {w} " in notebook_text for w in ("compiling", "lowering")):
         # a program that does not build (or compile or lower for a GPU, in the runner): word for word
         assert row.reason == notebook_text
     elif " could not run on shape " in notebook_text + row.reason:
@@ -140,31 +192,17 @@ def test_the_grader_says_the_same_words(name, tmp_path, monkeypatch):
             assert "picture" not in gradebook.COLUMNS
 
 
+
+
 def test_the_grader_runs_a_tilelang_grid_in_both_orders(tmp_path, monkeypatch):
     """A kernel built for the order the notebook's C target runs a grid in (last block first: the chunk that
     stores runs before the chunks that add) passes the notebook's check; the grader runs the grid first to
     last as well and fails it, naming the order."""
-    import threading
-
-    from operator_course.grader import export, secret_shapes
-    from operator_course.grader.assemble import CheckSpec
-    from operator_course.grader.execute import Executed
-    from operator_course.grader.sandbox import Unsandboxed
-    from operator_course.grader.score import dtype_names, plan, run_jobs, verdict
-
     if GPU:
         pytest.skip("on a GPU the grid runs as the GPU runs it")
     body = (FOLDER.parent / "gpu_program" / "reduce_sum_built_for_reversed_order.py").read_text()
     namespace = run_cell("built_for_order", body, tmp_path)
     lab.check_tilelang("reduce_sum", namespace["reduce_sum_program"])  # the notebook's order: it passes
-    check = CheckSpec(0, "check", 1.0, "tilelang", "reduce_sum", "reduce_sum_program")
-    monkeypatch.chdir(tmp_path)
-    export.save("check", "tilelang", lambda: namespace["reduce_sum_program"], dtype_names("cpu"), False, check.who,
-                "reduce_sum_program")
-    executed = Executed(artifacts={"check": {p.name: p.read_bytes() for p in (tmp_path / "artifacts" / "check").iterdir()}})
-    shapes = secret_shapes.load(secret_shapes.default_path(FOLDER.parents[2] / "labs"), ["reduce_sum"])
-    jobs, failed = plan([check], executed, "cpu", secret=shapes)
-    run_jobs(list(jobs.values()), "cpu", Unsandboxed(gpu=False), tmp_path / "runs", 300, tmp_path / "runner.log",
-             threading.Lock())
-    row = verdict(check, jobs.get("check"), failed.get("check"), "student", "lab")
+    checks = {"built_for_order": planned("reduce_sum", "reduce_sum_program", namespace, tmp_path, monkeypatch)}
+    row = graded(checks, tmp_path)["built_for_order"][0]
     assert row.status == "failed" and "its result depends on the order its blocks run in" in row.reason, row.reason

@@ -141,9 +141,19 @@ def _atomic(path: Path, make) -> Path:
     return path
 
 
+PREBUILT = "OPRT_CUDA_CPU_RUNTIME"  # the runtime's object compiled by a trusted process (the grader): its path
+
+
 def runtime_object() -> Path:
+    """Our runtime's object file: the one named by $OPRT_CUDA_CPU_RUNTIME when it is this runtime's
+    (the grader compiles it once and shows it read-only to every sandbox, 4 s saved per build
+    there), else compiled once into the cache."""
+    name = f"cuda-cpu-runtime-{_runtime_hash()}.o"
+    prebuilt = Path(os.environ.get(PREBUILT) or "/nonexistent")
+    if prebuilt.name == name and prebuilt.is_file():
+        return prebuilt
     cuda_build.CACHE.mkdir(parents=True, exist_ok=True)
-    path = cuda_build.CACHE / f"cuda-cpu-runtime-{_runtime_hash()}.o"
+    path = cuda_build.CACHE / name
     return _atomic(path, lambda tmp: _compile([*RUNTIME_FLAGS, "-I", str(INCLUDE), "-c", str(RUNTIME), "-o", str(tmp)],
                                               "our runtime"))
 

@@ -97,6 +97,7 @@ class Sandbox:
     readable: list[Path]  # mounted read-only at the same paths
     protected: list[Path]  # never visible, even inside a readable folder
     limits: Limits = field(default_factory=Limits)
+    env: dict[str, str] = field(default_factory=dict)  # set inside beside sandbox_env's fixed ones
 
     def command(self, argv: list[str], workdir: Path) -> list[str]:
         cmd = [bwrap(), "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
@@ -150,13 +151,13 @@ class Sandbox:
         (a file outside the sandbox, capped by the file-size limit)."""
         self.prepare(workdir)
         if not self.limits.cgroup:
-            return _run(self.command(argv, workdir), sandbox_env(self.gpu), None, self._limit, timeout, log)
+            return _run(self.command(argv, workdir), sandbox_env(self.gpu, self.env), None, self._limit, timeout, log)
         from .cgroups import Budget, Group
 
         lim = self.limits
         group = Group.create(f"uid{self.uid}", Budget(lim.memory_bytes, lim.processes, lim.cpus))
         try:
-            outcome = _run(self.command(argv, workdir), sandbox_env(self.gpu), None,
+            outcome = _run(self.command(argv, workdir), sandbox_env(self.gpu, self.env), None,
                            lambda: (group.enter(), self._limit()), timeout, log)
         finally:
             group.close()  # a process that left bwrap's session dies here
@@ -169,10 +170,11 @@ class Unsandboxed:
     """``--unsafe-no-sandbox``: the same commands as the grader's user, in the work dir. Only for
     trusted submissions (an instructor's own tests); the grader says so when it is used."""
     gpu: bool | str
+    env: dict[str, str] = field(default_factory=dict)
 
     def run(self, argv: list[str], workdir: Path, timeout: float, log: Path) -> Outcome:
         workdir.mkdir(parents=True, exist_ok=True)
-        env = sandbox_env(self.gpu, {"HOME": str(workdir)})
+        env = sandbox_env(self.gpu, {**self.env, "HOME": str(workdir)})
         return _run(argv, env, workdir, None, timeout, log)
 
 

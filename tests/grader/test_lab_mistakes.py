@@ -190,19 +190,3 @@ def test_the_grader_says_the_same_words(name, graded_mistakes):
             assert base64.b64decode(row.picture).startswith(b"\x89PNG"), f"{name}: no picture in the grader's row"
             assert f"](data:image/png;base64,{row.picture})" in gradebook.feedback([row])
             assert "picture" not in gradebook.COLUMNS
-
-
-
-
-def test_the_grader_runs_a_tilelang_grid_in_both_orders(tmp_path, monkeypatch):
-    """A kernel built for the order the notebook's C target runs a grid in (last block first: the chunk that
-    stores runs before the chunks that add) passes the notebook's check; the grader runs the grid first to
-    last as well and fails it, naming the order."""
-    if GPU:
-        pytest.skip("on a GPU the grid runs as the GPU runs it")
-    body = (FOLDER.parent / "gpu_program" / "reduce_sum_built_for_reversed_order.py").read_text()
-    namespace = run_cell("built_for_order", body, tmp_path)
-    lab.check_tilelang("reduce_sum", namespace["reduce_sum_program"])  # the notebook's order: it passes
-    checks = {"built_for_order": planned("reduce_sum", "reduce_sum_program", namespace, tmp_path, monkeypatch)}
-    row = graded(checks, tmp_path)["built_for_order"][0]
-    assert row.status == "failed" and "its result depends on the order its blocks run in" in row.reason, row.reason

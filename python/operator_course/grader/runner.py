@@ -69,7 +69,7 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     from operator_course.lab.build_errors import captured_log, explain
     from operator_course.lab.cpu_tiles import reads_output
     from operator_course.lab.judge import launch_failed
-    from operator_course.lab.kernels import input_count, run_tilelang as launch
+    from operator_course.lab.kernels import input_count, order_dependent, run_tilelang as launch
 
     from .program_check import MAX_PROGRAM_JSON, ProgramRefused, compile_checked, load_program
 
@@ -125,27 +125,6 @@ def run_tilelang(folder: Path, op: str, device: str, who: str) -> dict:
     _sync(device)
     _save_outputs(outputs, folder)
     return {"error": None, "gpu_program_differs": differs}
-
-
-def order_dependent(last_first: torch.Tensor, first_last: torch.Tensor, dtype) -> str:
-    """"" when a kernel's outputs (guarded buffers) with its blocks run last to first and first to last agree
-    within the dtype's tolerance (T.atomic_add may round in another order), else why not, in words."""
-    from operator_runtime_testing.tolerances import TOLERANCES
-
-    rtol, atol = TOLERANCES[dtype]
-    a, b = last_first.double(), first_last.double()
-    same = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
-    if bool(same.all()):
-        return ""
-    from operator_course.lab.kernels import GUARD
-
-    i = int((~same).nonzero()[0])
-    where = f"output element {i - GUARD}" if GUARD <= i < a.numel() - GUARD else "a guard element past the output"
-    return (f"its result depends on the order its blocks run in: with the last block run first, {where} is "
-            f"{a[i].item():.6g}; with the first block run first, {b[i].item():.6g} ({int((~same).sum())} elements "
-            "differ). On a GPU the blocks run at once, in any order: a block may "
-            "read only what it writes itself (and the inputs). Hint: combine blocks' results with T.atomic_add, or "
-            "give each block its own rows")
 
 
 def run_cuda_cpu(folder: Path, op: str, who: str) -> dict:

@@ -17,10 +17,12 @@ from operator_runtime_testing import verified_timing
 from .build_errors import captured_log, explain
 from .cell_lines import with_cell_lines
 from .judge import Wrong, judge, lab_cases, launch_failed
-from .kernels import (GPU_PROGRAM_DIFFERS, bf16_program_differs, compile_tilelang, gpu_program_differs,
-                      input_count, lower_for_gpu, run_tilelang)
+from .cpu_tiles import reads_output
+from .kernels import (GPU_PROGRAM_DIFFERS, bf16_program_differs, compile_tilelang, gpu_program_differs, guarded,
+                      input_count, lower_for_gpu, order_dependent, run_tilelang)
 
 _compiled: dict = {}  # (program factory, dtype, device) -> compiled kernel, for this kernel process
+_in_order: dict = {}  # the same keys -> the kernel with its grid run first to last, where that could differ
 _gpu_differs: dict = {}  # the same keys -> whether the factory's GPU program is another program (CPU only)
 
 
@@ -122,7 +124,18 @@ def check_tilelang(op: str, program_factory, name: str = "TileLang") -> None:
                     _built(who, "lowering the bfloat16 program for a GPU (sm_90)", lambda: lower_for_gpu(bf16))
             _compiled[key] = _built(who, f"compiling the {dtype} program for {where}",
                                     lambda: compile_tilelang(program, device, input_count(op)))
+            # the C target runs a grid last to first; where blocks could hand results on (the program reads
+            # its output) also first to last, as the grader does (runner.py): a GPU promises neither order
+            _in_order[key] = _built(who, f"compiling the {dtype} program for {where}",
+                                    lambda: compile_tilelang(program, device, input_count(op), reverse=False)) \
+                if device == "cpu" and reads_output(program) else None
         run_tilelang(_compiled[key], op, inputs, out)
+        if _in_order[key] is not None:
+            _, again = guarded(tuple(out.shape), out.dtype, device)
+            run_tilelang(_in_order[key], op, inputs, again)
+            if why := order_dependent(out, again, out.dtype, guard=0):
+                raise AssertionError(f"{op} ({name}) is wrong for shape {tuple(inputs[0].shape)} "
+                                     f"{str(out.dtype).removeprefix('torch.')}: {why}")
 
     _compare(op, name, run, device, "tilelang")
     differs = any(v for (factory, _, _), v in _gpu_differs.items() if factory is program_factory)
@@ -275,6 +288,6 @@ def describe() -> str:
     if torch.cuda.is_available():
         return f"GPU: {torch.cuda.get_device_name()}: TileLang and CUDA kernels run and are timed against torch"
     return ("no GPU: TileLang kernels run on the CPU (C target; a grid's blocks last to first, as a GPU may "
-            "order them); CUDA kernels are compiled for sm_90 and run on "
+            "order them, and first to last too where a program reads its output); CUDA kernels are compiled for sm_90 and run on "
             "the CPU (which also reports out-of-bounds accesses, shared-memory races and barriers or shuffles not "
             "every thread reaches); performance checks need a GPU")

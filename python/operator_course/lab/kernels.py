@@ -66,16 +66,17 @@ def input_count(op: str) -> int:
     return len(record.input_shapes(record.lab_shapes[0]))
 
 
-def compile_tilelang(program, device: str, inputs: int | None = None):
+def compile_tilelang(program, device: str, inputs: int | None = None, reverse: bool = True):
     """The student's tile program for ``device``: on the CPU first made compilable for TileLang's
-    C target (fragments and shared tiles as local arrays: cpu_tiles.py says why; ``inputs``: as there)."""
+    C target (fragments and shared tiles as local arrays: cpu_tiles.py says why; ``inputs``,
+    ``reverse``: as there)."""
     from operator_runtime.tilelang_support import import_tilelang as _tilelang
 
     tilelang = _tilelang()
     if device != "cuda":
         from .cpu_tiles import prepare_for_cpu
 
-        program = prepare_for_cpu(program, inputs)
+        program = prepare_for_cpu(program, inputs, reverse)
     with _nvcc_output_in_errors():
         return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
 
@@ -236,3 +237,23 @@ def _storage_view(storage) -> torch.Tensor:
 
 def _storage_bytes(storage) -> bytes:
     return _storage_view(storage).numpy().tobytes()
+
+
+def order_dependent(last_first: torch.Tensor, first_last: torch.Tensor, dtype, guard: int = GUARD) -> str:
+    """"" when a kernel's outputs with its blocks run last to first and first to last agree within the
+    dtype's tolerance (T.atomic_add may round in another order), else why not, in words. The outputs:
+    guarded buffers (``guard`` elements each side), or with ``guard=0`` the outputs alone."""
+    from operator_runtime_testing.tolerances import TOLERANCES
+
+    rtol, atol = TOLERANCES[dtype]
+    a, b = last_first.double().reshape(-1), first_last.double().reshape(-1)
+    same = torch.isclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    if bool(same.all()):
+        return ""
+    i = int((~same).nonzero()[0])
+    where = f"output element {i - guard}" if guard <= i < a.numel() - guard else "a guard element past the output"
+    return (f"its result depends on the order its blocks run in: with the last block run first, {where} is "
+            f"{a[i].item():.6g}; with the first block run first, {b[i].item():.6g} ({int((~same).sum())} elements "
+            "differ). On a GPU the blocks run at once, in any order: a block may "
+            "read only what it writes itself (and the inputs). Hint: combine blocks' results with T.atomic_add, or "
+            "give each block its own rows")

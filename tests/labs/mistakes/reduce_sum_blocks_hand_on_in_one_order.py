@@ -1,6 +1,6 @@
-# A cheat built for the notebook's block order (last to first on the C target): each row split over 4
-# chunks, the last chunk stores its partial and the others add theirs after it, each store pinned to one
-# block so the static check lets it through. Right when chunk 3 runs first; on a GPU the chunks race.
+# what: each row split over 4 chunks whose partials are handed on through Y, built for the notebook's old order (last block first: the chunk that stores runs first); on a GPU the chunks race
+# check: tilelang reduce_sum reduce_sum_program
+# says: its result depends on the order its blocks run in | T.atomic_add
 def reduce_sum_program(dtype: str, gpu: bool):
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
     CHUNKS = 4 if dtype == "float32" else 1  # (16-bit partials added in Y would round: one chunk there)

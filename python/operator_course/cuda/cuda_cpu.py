@@ -144,16 +144,17 @@ def _atomic(path: Path, make) -> Path:
 PREBUILT = "OPRT_CUDA_CPU_RUNTIME"  # the runtime's object compiled by a trusted process (the grader): its path
 
 
-def runtime_object() -> Path:
-    """Our runtime's object file: the one named by $OPRT_CUDA_CPU_RUNTIME when it is this runtime's
-    (the grader compiles it once and shows it read-only to every sandbox, 4 s saved per build
-    there), else compiled once into the cache."""
+def runtime_object(folder: Path | None = None) -> Path:
+    """Our runtime's object file: compiled into ``folder`` when given (the grader's own), else the one
+    named by $OPRT_CUDA_CPU_RUNTIME when it is this runtime's (the grader compiles it once and shows it
+    read-only to every sandbox, 4 s saved per build there), else compiled once into the cache."""
     name = f"cuda-cpu-runtime-{_runtime_hash()}.o"
     prebuilt = Path(os.environ.get(PREBUILT) or "/nonexistent")
-    if prebuilt.name == name and prebuilt.is_file():
+    if folder is None and prebuilt.name == name and prebuilt.is_file():
         return prebuilt
-    cuda_build.CACHE.mkdir(parents=True, exist_ok=True)
-    path = cuda_build.CACHE / name
+    if folder is None:
+        cuda_build.CACHE.mkdir(parents=True, exist_ok=True)
+    path = (folder or cuda_build.CACHE) / name
     return _atomic(path, lambda tmp: _compile([*RUNTIME_FLAGS, "-I", str(INCLUDE), "-c", str(RUNTIME), "-o", str(tmp)],
                                               "our runtime"))
 

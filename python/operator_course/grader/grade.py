@@ -141,17 +141,19 @@ def _prebuilt_runtime(work: Path) -> tuple[dict[str, str], list[Path]]:
     """(the sandbox's environment, its extra read-only folders) for the CUDA CPU path's runtime,
     compiled here once (trusted, read-only inside) rather than in each submission's notebook and
     runner. Without g++ nothing is built: the checks that need it say so themselves."""
+    import subprocess
+
     from operator_course.cuda import cuda_cpu
 
-    folder = work / "prebuilt"
+    folder = work / "prebuilt"  # compiled here, not taken from a cache others might write
     folder.mkdir()
     os.chmod(folder, 0o755)  # bound read-only at the same path inside (sandbox.py), for the sandbox users
     try:
-        built = cuda_cpu.runtime_object()
-    except (cuda_cpu.NoCompiler, AssertionError):
+        path = cuda_cpu.runtime_object(folder)
+    except (cuda_cpu.NoCompiler, AssertionError, OSError, subprocess.SubprocessError) as e:
+        print(f"note: the CUDA CPU path's runtime was not prebuilt ({str(e)[:200]}); each runner compiles its own",
+              file=sys.stderr)
         return {}, []
-    path = folder / built.name
-    shutil.copyfile(built, path)
     os.chmod(path, 0o644)
     return {cuda_cpu.PREBUILT: str(path)}, [folder]
 

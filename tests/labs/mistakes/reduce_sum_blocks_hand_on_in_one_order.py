@@ -1,5 +1,6 @@
 # what: each row split over 4 chunks whose partials are handed on through Y, built for the notebook's old order (last block first: the chunk that stores runs first); on a GPU the chunks race
 # check: tilelang reduce_sum reduce_sum_program
+# needs: cpu
 # says: its result depends on the order its blocks run in | T.atomic_add
 def reduce_sum_program(dtype: str, gpu: bool):
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")

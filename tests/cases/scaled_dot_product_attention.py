@@ -65,6 +65,10 @@ def correctness_cases():
         Case("batch-3", qkv(3, 2, 17, 17, 32)),
         Case("scale", qkv(1, 2, 17, 29, 32), {"scale": 0.3}),
         Case("scale-causal-gqa", qkv(2, 4, 17, 29, 32, hkv=2), {"scale": 1.7, **CAUSAL, **GQA}),
+        # a scale the dense GPU program (D = Dv = 64 or 128, contiguous) leaves to the general one: it takes each
+        # row's max before scaling, right for a positive scale only (no causal mask here, nor a negative scale:
+        # torch's math path multiplies q and k by the scale's square root and gives NaN for those)
+        Case("zero-scale-dense", qkv(1, 2, 33, 40, 128), {"scale": 0.0}),
         # large queries: scores of ~1e4, whose exp overflows unless each row's max is subtracted
         Case("large-scores", qkv(1, 2, 40, 70, 16, values="large")),
         # NaN and +-inf in the queries: their rows are NaN in torch (a guard "sum > 0" once made them 0)

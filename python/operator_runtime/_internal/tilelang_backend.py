@@ -313,7 +313,8 @@ def _attention_dense_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torc
                             attrs: tuple) -> Layout | None:
     """Attention's dense GPU program (``<op>_dense_program``) for the layout users pass most: query, key,
     value and out contiguous (..., H, S, D) with the same batch dims, D = Dv one of its head dims, keys
-    present, float16 or bfloat16; as (B*H, S, D) tensors with heads, group, is_causal and the scale as
+    present, a positive scale (the program takes the row max before scaling), float16 or bfloat16; as
+    (B*H, S, D) tensors with heads, group, is_causal and the scale as
     scalars. None where it does not apply (the general program runs). Pointer alignment is checked per
     call (AlignedPlan)."""
     module = kernels(op)
@@ -322,7 +323,7 @@ def _attention_dense_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torc
     if torch.cuda.get_device_capability(out.device) < (9, 0):  # TMA and wgmma; ~160 KiB of shared memory at D = 128
         return None
     if not (out.dtype in (torch.float16, torch.bfloat16) and d == v.shape[-1] and d in module.DENSE_HEAD_DIMS
-            and sk > 0 and all(t.is_contiguous() for t in (q, k, v, out)) and k.shape == v.shape
+            and sk > 0 and scale > 0 and all(t.is_contiguous() for t in (q, k, v, out)) and k.shape == v.shape
             and q.dim() == k.dim() == out.dim() and q.shape[:-3] == k.shape[:-3]):
         return None
     heads, kv_heads = (q.shape[-3], k.shape[-3]) if q.dim() > 2 else (1, 1)

@@ -149,12 +149,13 @@ def runtime_object(folder: Path | None = None) -> Path:
     named by $OPRT_CUDA_CPU_RUNTIME when it is this runtime's (the grader compiles it once and shows it
     read-only to every sandbox, 4 s saved per build there), else compiled once into the cache."""
     name = f"cuda-cpu-runtime-{_runtime_hash()}.o"
-    prebuilt = Path(os.environ.get(PREBUILT) or "/nonexistent")
-    if folder is None and prebuilt.name == name and prebuilt.is_file():
-        return prebuilt
     if folder is None:
-        cuda_build.CACHE.mkdir(parents=True, exist_ok=True)
-    path = (folder or cuda_build.CACHE) / name
+        prebuilt = Path(os.environ.get(PREBUILT) or "/nonexistent")
+        if prebuilt.name == name and prebuilt.is_file():
+            return prebuilt
+        folder = cuda_build.CACHE
+        folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
     return _atomic(path, lambda tmp: _compile([*RUNTIME_FLAGS, "-I", str(INCLUDE), "-c", str(RUNTIME), "-o", str(tmp)],
                                               "our runtime"))
 

@@ -289,6 +289,6 @@ def describe() -> str:
     if torch.cuda.is_available():
         return f"GPU: {torch.cuda.get_device_name()}: TileLang and CUDA kernels run and are timed against torch"
     return ("no GPU: TileLang kernels run on the CPU (C target; a grid's blocks last to first, as a GPU may "
-            "order them, and first to last too where a program reads its output); CUDA kernels are compiled for sm_90 and run on "
-            "the CPU (which also reports out-of-bounds accesses, shared-memory races and barriers or shuffles not "
+            "order them, and first to last too where a program reads its output); CUDA kernels are compiled for "
+            "sm_90 and run on the CPU (which also reports out-of-bounds accesses, shared-memory races and barriers or shuffles not "
             "every thread reaches); performance checks need a GPU")

@@ -314,9 +314,8 @@ def _attention_dense_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torc
     """Attention's dense GPU program (``<op>_dense_program``) for the layout users pass most: query, key,
     value and out contiguous (..., H, S, D) with the same batch dims, D = Dv one of its head dims, keys
     present, a positive scale (the program takes the row max before scaling), float16 or bfloat16; as
-    (B*H, S, D) tensors with heads, group, is_causal and the scale as
-    scalars. None where it does not apply (the general program runs). Pointer alignment is checked per
-    call (AlignedPlan)."""
+    (B*H, S, D) tensors with heads, group, is_causal and the scale as scalars. None where it does not
+    apply (the general program runs). Pointer alignment is checked per call (AlignedPlan)."""
     module = kernels(op)
     causal, scale, _ = attrs
     d, sq, sk = q.shape[-1], q.shape[-2], k.shape[-2]

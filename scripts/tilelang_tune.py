@@ -5,7 +5,7 @@ ops/reduce_sum/tilelang/reduce_sum.py (ROW_STRATEGY) and ops/softmax/tilelang/so
 (PACKED_TILE, CACHED_TILES, ONLINE_THREADS). Each variant's result is checked against torch before it is
 timed; a wrong variant is reported, never ranked.
 
-    python scripts/tilelang_tune.py [--json FILE]
+    python scripts/tilelang_tune.py [--json FILE] [--op reduce_sum] [--longest 128]
 """
 
 from __future__ import annotations
@@ -22,23 +22,26 @@ from operator_runtime_testing.assertions import assert_matches_torch
 from operator_runtime_testing.timing import time_callable
 from operator_runtime_testing.tolerances import ATOL_PER_TERM
 
-SHAPES = [(262144, 128), (131072, 256), (4096, 1024), (8192, 8192), (4096, 32768), (256, 1048576)]
+SHAPES = [(4194304, 7), (1048576, 28), (524288, 60), (262144, 128), (131072, 256), (4096, 1024), (8192, 8192),
+          (4096, 32768), (256, 1048576)]
 # reduce_sum: (threads, unroll, threads per row): a block per row, or packed rows (a warp each) for
-# short rows; softmax: ("packed", 256) for short rows, ("cached", tile) where the row fits,
+# short rows; softmax: ("packed", tile, lanes) for short rows, ("cached", tile) where the row fits,
 # ("online", threads)
 REDUCE_CANDIDATES = [(64, 16), (128, 8), (128, 16), (256, 8), (256, 16), (512, 8), (1024, 8), (1024, 16)]
 PACKED_CANDIDATES = [(256, 4, 32), (256, 8, 32), (512, 8, 32), (256, 8, 16), (256, 4, 16), (128, 8, 32)]
+SHORT_CANDIDATES = [(256, 8, 1), (256, 4, 2), (256, 8, 2), (256, 8, 4), (256, 4, 8), (256, 8, 8)]  # rows up to 128
 ONLINE_THREADS = [256, 512, 1024]
 
 
 def reduce_candidates(row_len: int) -> list[tuple]:
-    packed = PACKED_CANDIDATES if row_len <= 1024 else []
+    packed = (SHORT_CANDIDATES if row_len <= 128 else []) + (PACKED_CANDIDATES if row_len <= 1024 else [])
     return packed + [(threads, unroll, threads) for threads, unroll in REDUCE_CANDIDATES]
 
 
 def softmax_candidates(row_len: int) -> list[tuple]:
     tiles = [t for t in (1024, 2048, 4096, 8192, 16384, 32768) if t >= row_len][:1]
-    packed = [("packed", 256)] if row_len <= 256 else []
+    packed = [("packed", tile, lanes) for tile, lanes in ((32, 4), (64, 8), (128, 16), (256, 32), (256, 16))
+              if row_len <= tile]
     return packed + [("cached", t) for t in tiles] + [("online", n) for n in ONLINE_THREADS]
 
 
@@ -62,13 +65,15 @@ def measure(op: str, variant: tuple, x: torch.Tensor) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--json", help="write every measurement to this file")
+    parser.add_argument("--op", choices=("reduce_sum", "softmax"), help="one op (default: both)")
+    parser.add_argument("--longest", type=int, help="only the shapes with rows up to this long")
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("tilelang_tune.py needs a GPU", file=sys.stderr)
         return 2
     rows = []
-    for op in ("reduce_sum", "softmax"):
-        for shape in SHAPES:
+    for op in (args.op,) if args.op else ("reduce_sum", "softmax"):
+        for shape in [s for s in SHAPES if args.longest is None or s[-1] <= args.longest]:
             x = torch.randn(shape, device="cuda")
             torch_op = (lambda: x.sum(-1)) if op == "reduce_sum" else (lambda: torch.softmax(x, -1))
             torch_ms = time_callable(torch_op, "cuda").median_ms

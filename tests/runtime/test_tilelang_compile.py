@@ -39,11 +39,18 @@ STRIDED_PROGRAMS = [("copy", ("bfloat16", "float32"), ("strided", 3)), ("vector_
                     ("reduce_sum", ("bfloat16",), ("strided", 3)), ("softmax", ("float32",), ("strided", 3)),
                     ("copy", ("float16", "float16"), ("strided", 8)),
                     ("reduce_sum", ("float16",), ("columns",)), ("softmax", ("bfloat16",), ("columns",)),
+                    # columns cut into pieces of rows: float32 partials, then their sums
+                    ("reduce_sum", ("bfloat16",), ("columns", True)), ("reduce_sum", ("float16",), ("partials",)),
+                    ("reduce_sum", ("float32",), ("row_pieces",)),
+                    ("vector_add", ("float32",), ("broadcast", 1, 1)), ("vector_add", ("float16",), ("broadcast", 0, 1)),
                     # attention's dense program (contiguous (B, H, S, D), TMA tiles): each head dim
                     ("scaled_dot_product_attention", ("float16",), ("dense", 64)),
                     ("scaled_dot_product_attention", ("bfloat16",), ("dense", 128))]
 NVCC_PROGRAMS = [("copy", ("bfloat16", "float16"), ()), ("vector_add", ("bfloat16",), ()),
                  ("reduce_sum", ("float16",), (1024, 8)), ("reduce_sum", ("float32",), ("columns",)),
+                 ("reduce_sum", ("bfloat16",), (256, 8, 1)), ("reduce_sum", ("bfloat16",), ("columns", True)),
+                 ("reduce_sum", ("bfloat16",), ("partials",)), ("reduce_sum", ("bfloat16",), ("row_pieces",)),
+                 ("vector_add", ("bfloat16",), ("broadcast", 1, 0)),
                  ("softmax", ("float32",), ("cached", 16384)),
                  ("softmax", ("bfloat16",), ("online", 1024)), ("softmax", ("bfloat16",), ("strided", 3)),
                  ("matmul", ("float16",), ("square",)), ("scaled_dot_product_attention", ("bfloat16",), ("dense", 128))]
@@ -64,6 +71,8 @@ def cuda_source(op: str, dtypes: tuple[str, ...], extra: tuple) -> str:
         factory, extra = tilelang_backend.strided_program(op), extra[1:]
     elif extra[:1] == ("columns",):  # the op's GPU column-sum program (a dim that is not innermost)
         factory, extra = tilelang_backend.columns_program(op), extra[1:]
+    elif extra[:1] in (("partials",), ("row_pieces",), ("broadcast",)):  # reduce_sum's pieces, vector_add's rows
+        factory, extra = f"{op}_{extra[0]}_program", extra[1:]
     elif extra[:1] == ("dense",):  # ("dense", D): attention's program for contiguous operands
         factory, extra = f"{op}_dense_program", extra[1:]
     program = getattr(tilelang_backend.kernels(op), factory)(*dtypes, True, *extra)

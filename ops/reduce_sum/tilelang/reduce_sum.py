@@ -33,12 +33,16 @@ from operator_runtime._internal.tilelang_prims import load, offsets, storage, st
 
 # (longest row, threads per block, values each thread loads per step, threads per row), the
 # block kernels measured on the H200 with scripts/tilelang_tune.py. Each step keeps `unroll` loads
-# in flight per thread; a few long rows need whole SMs of threads. Rows up to 512 are packed 8 to
-# a 256-thread block, a warp each: 8 loads per step (a warp's step spans 256 values: a 256-long row
-# is one step of 8 loads in flight, not two of 4; shorter rows predicate the rest off, no traffic),
-# 2 steps at most; longer rows keep the block kernel (1.7x torch at 4096x1024). The packed entry
-# and its 512 bound are reasoned, not yet measured (tilelang_tune.py times its candidates).
-ROW_STRATEGY = ((512, 256, 8, 32), (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
+# in flight per thread; a few long rows need whole SMs of threads. Rows up to 512 are packed into
+# 256-thread blocks, `lanes` threads per row with lanes * 8 >= the row where it fits: a warp per row
+# left 25 of its 32 lanes idle on rows of 7 (12135267 x 7 f16 ran at 0.06x torch on an H100) and
+# 20 on rows of 28 (0.20x); a thread per row of up to 8 reads them all in one step, lanes of 4 the
+# rows up to 32. Rows up to 512, a warp each: 8 loads per step (a 256-long row is one step of 8
+# loads in flight, not two of 4; shorter rows predicate the rest off, no traffic), 2 steps at most;
+# longer rows keep the block kernel (1.7x torch at 4096x1024). The packed entries are reasoned,
+# not yet measured (tilelang_tune.py times their candidates).
+ROW_STRATEGY = ((8, 256, 8, 1), (32, 256, 8, 4), (64, 256, 8, 8), (128, 256, 8, 16), (512, 256, 8, 32),
+                (2048, 128, 8, 128), (32768, 256, 8, 256), (None, 1024, 8, 1024))
 GPU_VARIANTS = [(threads, unroll, lanes) for _, threads, unroll, lanes in ROW_STRATEGY]  # what gpu_strategy picks
 
 
@@ -97,6 +101,62 @@ def reduce_sum_program(dtype: str, gpu: bool, threads: int = 256, unroll: int = 
     return reduce_sum_cpu
 
 
+# Few long rows leave SMs idle in the block kernel (a block per row): one row of 1365746 f32 ran in
+# one block at 0.13x torch on an H100, 256 rows of 1M (1.9 waves of 1024-thread blocks) at 0.96x on
+# the H200. Fewer than ROW_SPLIT_BELOW blocks per SM are cut into pieces of whole steps, each a
+# block of the kernel below writing a float32 partial, (pieces, rows); reduce_sum_partials_program
+# adds a row's partials in float64, as for the column pieces.
+ROW_PIECE_THREADS, ROW_PIECE_UNROLL = 256, 8
+ROW_SPLIT_BELOW = 2    # blocks per SM under which rows are cut ...
+ROW_SPLIT_MIN = 16384  # ... if at least this long: a shorter row is a few steps of one block, where a
+                       # second launch (the partials' sum, a few us) would cost more than it saves
+ROW_PIECE_BLOCKS = 16  # blocks of 256 per SM the pieces fill: two waves of the 8 an SM holds
+
+
+def row_pieces(rows: int, row_len: int, sms: int) -> tuple[int, int]:
+    """(pieces, piece_len): (1, row_len) for rows the packed or block kernels serve as they are."""
+    step = ROW_PIECE_THREADS * ROW_PIECE_UNROLL
+    if row_len < ROW_SPLIT_MIN or rows >= ROW_SPLIT_BELOW * sms:
+        return 1, row_len
+    pieces = min(-(-ROW_PIECE_BLOCKS * sms // max(rows, 1)), -(-row_len // step))
+    if pieces <= 1:
+        return 1, row_len
+    piece_len = -(-row_len // pieces // step) * step
+    return -(-row_len // piece_len), piece_len
+
+
+def reduce_sum_row_pieces_program(dtype: str, gpu: bool):
+    """P[piece, r] = the float32 sum of X[r, piece * piece_len : (piece + 1) * piece_len] (to the row's
+    end): a block per (row, piece), as the block kernel sums a row."""
+    rows, row_len, pieces = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64"), T.dynamic("pieces", "int64")
+    threads, unroll = ROW_PIECE_THREADS, ROW_PIECE_UNROLL
+    STEP = threads * unroll
+    if not gpu:
+        raise ValueError("reduce_sum_row_pieces_program is a GPU kernel: the C target sums a row in one program")
+
+    @T.prim_func
+    def reduce_sum_row_pieces(X: T.Tensor((rows, row_len), dtype), P: T.Tensor((pieces, rows), "float32"),
+                              piece_len: T.int64):
+        with T.Kernel(rows * pieces, threads=threads) as b:
+            where = T.alloc_local((2,), "int64")  # (row, first element): divided once per block
+            where[0] = b % rows
+            where[1] = b // rows * piece_len
+            row, start = where[0], where[1]
+            x = T.alloc_fragment((threads, unroll), "float32")
+            partial = T.alloc_fragment((threads,), "float32")
+            total = T.alloc_fragment((1,), "float32")
+            T.clear(partial)
+            for k in T.serial(T.ceildiv(T.min(piece_len, row_len - start), STEP)):
+                for t, u in T.Parallel(threads, unroll):
+                    j = start + k * STEP + t * unroll + u
+                    x[t, u] = T.if_then_else(j < row_len, T.cast(X[row, j], "float32"), 0.0)
+                T.reduce_sum(x, partial, dim=1, clear=False)  # within each thread
+            T.reduce_sum(partial, total, dim=0)               # across the block
+            P[b // rows, row] = total[0]
+
+    return reduce_sum_row_pieces
+
+
 def _reduce_sum_packed(dtype, rows, row_len, threads, unroll, lanes):
     # a row's lanes are adjacent threads within one warp: its sum is shuffles only
     if lanes not in (1, 2, 4, 8, 16, 32) or threads % lanes:
@@ -138,35 +198,60 @@ def _reduce_sum_packed(dtype, rows, row_len, threads, unroll, lanes):
 # the block adds its SWEEP totals per column in float64: no running float32 sum longer than
 # CHUNK, as in the strided kernel (issue 16's long columns).
 STRIP, SWEEP, COLUMN_UNROLL = 32, 16, 8  # 512 threads: 16 rows x 32 columns, 8 rows each per step
+PIECE_ROWS = SWEEP * COLUMN_UNROLL * (CHUNK // COLUMN_UNROLL)  # rows a block sums per chunk (1024)
+
+# Few columns (outer x strips blocks) give few blocks: a sum over dim 1 of a transposed 31 x 1944048
+# matrix is one strip of (1944048, 31) memory, one block. Then the rows are cut into `pieces` of
+# `piece_len` (a multiple of PIECE_ROWS) and each block sums one piece of its strip into a float32
+# partial, (pieces, outer, inner); reduce_sum_partials_program adds a column's partials in float64.
+# A piece of >= 1024 rows writes 4 bytes per column for >= 1024 elements read.
+# The grid the pieces fill: two waves of the 4 blocks of 512 threads an SM holds. A 16-bit column
+# load is 2 bytes a thread: 8192 x 8192 f16 over dim 0 in 256 blocks (2 per SM, ~16 KiB in flight
+# each) ran at 0.23x torch on the H200, where the f32 sum, twice the bytes per load, reached 1.05x.
+COLUMN_BLOCKS = 8
 
 
-def reduce_sum_columns_program(dtype: str, gpu: bool):
+def column_pieces(outer: int, L: int, inner: int, sms: int) -> tuple[int, int]:
+    """(pieces, piece_len): one piece of L rows unless the strips leave SMs idle."""
+    blocks = outer * -(-inner // STRIP)
+    pieces = max(1, min(-(-COLUMN_BLOCKS * sms // max(blocks, 1)), -(-L // PIECE_ROWS)))
+    piece_len = -(-L // pieces // PIECE_ROWS) * PIECE_ROWS if pieces > 1 else L
+    return -(-L // piece_len) if pieces > 1 else 1, piece_len
+
+
+def reduce_sum_columns_program(dtype: str, gpu: bool, partials: bool = False):
+    """Y[o, c] = sum of X[o, :, c]; partials: P[piece, o, c] = the float32 sum of the piece's
+    `piece_len` rows (the last piece: to L), summed by reduce_sum_partials_program."""
     outer, L, inner = T.dynamic("outer", "int64"), T.dynamic("L", "int64"), T.dynamic("inner", "int64")
+    pieces = T.dynamic("pieces", "int64")
     if not gpu:
         raise ValueError("reduce_sum_columns_program is a GPU kernel: the C target takes reduce_sum_strided_program")
     STEP = SWEEP * COLUMN_UNROLL  # rows the block loads per step
     STEPS = CHUNK // COLUMN_UNROLL  # steps per float32 chunk (CHUNK terms per thread)
+    out_shape, out_dtype = ((pieces, outer, inner), "float32") if partials else ((outer, inner), dtype)
 
     @T.prim_func
-    def reduce_sum_columns(X: T.Tensor((outer, L, inner), dtype), Y: T.Tensor((outer, inner), dtype)):
+    def reduce_sum_columns(X: T.Tensor((outer, L, inner), dtype), Y: T.Tensor(out_shape, out_dtype),
+                           piece_len: T.int64):
         strips = T.ceildiv(inner, STRIP)
         # one grid dim (gridDim.y stops at 65535 blocks; outer has no such bound)
-        with T.Kernel(strips * outer, threads=STRIP * SWEEP) as b:
-            where = T.alloc_local((2,), "int64")  # (o, first column): divided once, not per load
-            where[0] = b // strips
+        with T.Kernel(strips * outer * (pieces if partials else 1), threads=STRIP * SWEEP) as b:
+            where = T.alloc_local((3,), "int64")  # (o, first column, first row): divided once, not per load
+            where[0] = b // strips % outer
             where[1] = b % strips * STRIP
-            o, col0 = where[0], where[1]
+            where[2] = b // (strips * outer) * piece_len
+            o, col0, row0 = where[0], where[1], where[2]
             # loop order (u, r, c), fragment to match: thread r * STRIP + c holds x[:, r, c]
             x = T.alloc_fragment((COLUMN_UNROLL, SWEEP, STRIP), "float32")
             part = T.alloc_fragment((SWEEP, STRIP), "float32")
             total = T.alloc_fragment((SWEEP, STRIP), "float64")
             column = T.alloc_fragment((STRIP,), "float64")
             T.clear(total)
-            for chunk in T.serial(T.ceildiv(L, STEP * STEPS)):
+            for chunk in T.serial(T.ceildiv(T.min(piece_len, L - row0), STEP * STEPS)):
                 T.clear(part)
                 for step in T.serial(STEPS):
                     for u, r, c in T.Parallel(COLUMN_UNROLL, SWEEP, STRIP):
-                        i = (chunk * STEPS + step) * STEP + u * SWEEP + r
+                        i = row0 + (chunk * STEPS + step) * STEP + u * SWEEP + r
                         x[u, r, c] = T.if_then_else(i < L and col0 + c < inner,
                                                     T.cast(X[o, i, col0 + c], "float32"), 0.0)
                     T.reduce_sum(x, part, dim=0, clear=False)  # within each thread
@@ -175,9 +260,36 @@ def reduce_sum_columns_program(dtype: str, gpu: bool):
             T.reduce_sum(total, column, dim=0)  # across the SWEEP threads of each column
             for c in T.Parallel(STRIP):
                 if col0 + c < inner:
-                    Y[o, col0 + c] = T.cast(T.cast(column[c], "float32"), dtype)
+                    if partials:
+                        Y[b // (strips * outer), o, col0 + c] = T.cast(column[c], "float32")
+                    else:
+                        Y[o, col0 + c] = T.cast(T.cast(column[c], "float32"), dtype)
 
     return reduce_sum_columns
+
+
+PARTIALS_THREADS = 256
+
+
+def reduce_sum_partials_program(dtype: str, gpu: bool):
+    """Y[j] = the float64 sum of P[:, j], rounded once: a thread per output, adjacent threads on
+    adjacent partials (the pieces of reduce_sum_columns_program(partials=True))."""
+    pieces, n = T.dynamic("pieces", "int64"), T.dynamic("n", "int64")
+
+    @T.prim_func
+    def reduce_sum_partials(P: T.Tensor((pieces, n), "float32"), Y: T.Tensor((n,), dtype)):
+        with T.Kernel(T.ceildiv(n, PARTIALS_THREADS), threads=PARTIALS_THREADS) as bx:
+            total = T.alloc_fragment((PARTIALS_THREADS,), "float64")
+            T.clear(total)
+            for k in T.serial(pieces):
+                for t in T.Parallel(PARTIALS_THREADS):
+                    if bx * PARTIALS_THREADS + t < n:
+                        total[t] += T.cast(P[k, bx * PARTIALS_THREADS + t], "float64")
+            for t in T.Parallel(PARTIALS_THREADS):
+                if bx * PARTIALS_THREADS + t < n:
+                    Y[bx * PARTIALS_THREADS + t] = T.cast(T.cast(total[t], "float32"), dtype)
+
+    return reduce_sum_partials
 
 
 # The strided kernel: one thread per output element, this many per GPU block.

@@ -15,11 +15,12 @@ row NaN; a row of -inf gives 0 / 0 = NaN. Running maxima start at LOWEST (the mo
 negative finite float), never -inf, so exp(-inf - LOWEST) is a clean 0, not exp(NaN).
 
 Three GPU strategies, picked per row length by the runtime (``gpu_strategy``):
-- packed: short rows (up to PACKED_TILE), a warp per row and PACKED_THREADS // 32 rows per
-  block, each cached in registers as below. A 256-long row alone in a 1024-tile block of 128
-  threads left 3/4 of it padding (131072x256 ran at 0.53x torch on the H200). The fragment is
-  (values, rows, lanes), looped in that order, so thread (row, lane) holds values lane + v * 32
-  of its row: a warp reads 32 adjacent values per load and a row's max and sum are warp shuffles.
+- packed: short rows (up to PACKED_TILE), `lanes` threads (up to a warp) per row and
+  PACKED_THREADS // lanes rows per block, each cached in registers as below. A 256-long row
+  alone in a 1024-tile block of 128 threads left 3/4 of it padding (131072x256 ran at 0.53x
+  torch on the H200). The fragment is (values, rows, lanes), looped in that order, so thread
+  (row, lane) holds values lane + v * lanes of its row: a warp reads 32 adjacent values per
+  load and a row's max and sum are shuffles within the warp.
 - cached: the row fits in registers (a TILE-element fragment, VALUES_PER_THREAD per thread), so it is
   read from memory once: load, T.reduce_max, exponentiate in place, T.reduce_sum, scale, store.
 - online: longer rows. One pass keeps a running (max, sum) per thread, rescaling the sum when
@@ -50,32 +51,38 @@ def cached_threads(tile: int) -> int:
     return min(1024, max(128, tile // VALUES_PER_THREAD))
 
 
-# packed strategy: rows up to 256, 8 per block, 8 values a thread (not yet measured against
-# other sizes; rows of 257..1024 keep the 1024 tile of 128 threads, 1.34x torch at 4096x1024)
-PACKED_TILE, PACKED_THREADS, PACKED_LANES = 256, 256, 32
+# packed strategy: rows up to 256 in blocks of 256 threads, `lanes` threads per row holding 8 values
+# each (tile = 8 * lanes), the fewest lanes whose tile holds the row: a warp per row of 20 left 12
+# of its lanes and 7 of each lane's 8 values idle, one 80-byte row per warp in flight (softmax of
+# short rows ran at 0.41-0.73x torch on the H200). (tile, lanes) per longest row; reasoned, timed
+# by scripts/tilelang_tune.py. Rows of 257..1024 keep the 1024 tile of 128 threads, 1.34x torch at
+# 4096x1024.
+PACKED = ((32, 4), (64, 8), (128, 16), (256, 32))
+PACKED_TILE, PACKED_THREADS = PACKED[-1][0], 256
 
-GPU_VARIANTS = ([("packed", PACKED_TILE)] + [("cached", tile) for tile in CACHED_TILES]
+GPU_VARIANTS = ([("packed", tile, lanes) for tile, lanes in PACKED] + [("cached", tile) for tile in CACHED_TILES]
                 + [("online", ONLINE_THREADS)])  # what gpu_strategy picks
 
 
-def gpu_strategy(row_len: int) -> tuple[str, int]:
-    """("packed", PACKED_TILE) for short rows, ("cached", TILE) for the smallest tile holding the
+def gpu_strategy(row_len: int) -> tuple:
+    """("packed", tile, lanes) for short rows, ("cached", TILE) for the smallest tile holding the
     row, else ("online", threads)."""
-    if row_len <= PACKED_TILE:
-        return "packed", PACKED_TILE
+    for tile, lanes in PACKED:
+        if row_len <= tile:
+            return "packed", tile, lanes
     for tile in CACHED_TILES:
         if row_len <= tile:
             return "cached", tile
     return "online", ONLINE_THREADS
 
 
-def softmax_program(dtype: str, gpu: bool, strategy: str = "cached", size: int = 1024):
-    """size: the tile (cached, packed) or the threads per row (online)."""
+def softmax_program(dtype: str, gpu: bool, strategy: str = "cached", size: int = 1024, lanes: int = 32):
+    """size: the tile (cached, packed) or the threads per row (online); lanes: threads per row (packed)."""
     rows, row_len = T.dynamic("rows", "int64"), T.dynamic("row_len", "int64")
     if not gpu:
         return _softmax_cpu(dtype, rows, row_len)
     if strategy == "packed":
-        return _softmax_packed(dtype, rows, row_len, size)
+        return _softmax_packed(dtype, rows, row_len, size, lanes)
     if strategy == "cached":
         return _softmax_cached(dtype, rows, row_len, size)
     return _softmax_online(dtype, rows, row_len, size)
@@ -101,8 +108,9 @@ def _softmax_cached(dtype, rows, row_len, TILE):
     return softmax_cached
 
 
-def _softmax_packed(dtype, rows, row_len, TILE):
-    LANES = PACKED_LANES
+def _softmax_packed(dtype, rows, row_len, TILE, LANES):
+    if LANES not in (1, 2, 4, 8, 16, 32) or TILE % LANES:
+        raise ValueError(f"packed rows take 1..32 lanes (a power of two) dividing the tile; got {LANES}, tile {TILE}")
     R, V = PACKED_THREADS // LANES, TILE // LANES  # rows per block, values per thread
 
     @T.prim_func

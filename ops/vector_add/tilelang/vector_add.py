@@ -51,3 +51,33 @@ def vector_add_strided_program(dtype: str, gpu: bool, rank: int):
                     C[c] = store(load(A[a], dtype, gpu) + load(B[b], dtype, gpu), dtype, gpu)
 
     return vector_add_strided
+
+
+def vector_add_broadcast_program(dtype: str, gpu: bool, a_inner: int, b_inner: int):
+    """C[r, j] = A[r * ra + j * a_inner] + B[r * rb + j * b_inner] over out's (R, Cn) elements, out's
+    rows rc apart and its columns adjacent; a_inner, b_inner (compiled in): 1 where the operand's
+    columns are adjacent, 0 where it repeats one value along the row. The layouts users broadcast
+    most coalesce to this: a bias row over a matrix (b_inner 1, rb 0), a column of per-row values
+    (b_inner 0, rb 1), a scalar-like operand (R = 1, b_inner 0) and a transposed matrix's rows. A
+    block takes BLOCK columns of one row, so the row and column come from one division per block;
+    the strided kernel divides every element's index by every size (a bf16 row-vector add of
+    1921 x 10853 ran at 0.45x torch on an H100 through it)."""
+    na, nb, nc = T.dynamic("na", "int64"), T.dynamic("nb", "int64"), T.dynamic("nc", "int64")
+    launch = dict(threads=THREADS) if gpu else {}
+    stored = storage(dtype, gpu)
+
+    @T.prim_func
+    def vector_add_broadcast(A: T.Tensor((na,), stored), B: T.Tensor((nb,), stored), C: T.Tensor((nc,), stored),
+                             R: T.int64, Cn: T.int64, ra: T.int64, rb: T.int64, rc: T.int64):
+        tiles = T.ceildiv(Cn, BLOCK)
+        with T.Kernel(tiles * R, **launch) as b:
+            where = T.alloc_local((2,), "int64")  # (row, first column): divided once per block
+            where[0] = b // tiles
+            where[1] = b % tiles * BLOCK
+            row, col0 = where[0], where[1]
+            for i in T.Parallel(BLOCK):
+                if col0 + i < Cn:
+                    C[row * rc + col0 + i] = store(load(A[row * ra + (col0 + i) * a_inner], dtype, gpu)
+                                                   + load(B[row * rb + (col0 + i) * b_inner], dtype, gpu), dtype, gpu)
+
+    return vector_add_broadcast

@@ -216,6 +216,9 @@ class Layout:
     shapes: list[tuple[int, ...]]
     meta: list[int] | None = None
     scalars: tuple[int | float, ...] = ()
+    # a second kernel after this one (SplitPlan): this one writes float32 partials of shapes[-1]
+    # into a workspace, ``then`` reads them (its shapes[0]) and writes out
+    then: Layout | None = None
 
 
 def _numel(shape) -> int:
@@ -283,8 +286,27 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
     if all(t.shape == out.shape and t.is_contiguous() for t in tensors):
         return Layout(contiguous_program(op), (), [(out.numel(),)] * len(tensors))
     expanded = [t.expand(out.shape) for t in inputs] + [out]
+    broadcast = _broadcast_layout(op, expanded)
+    if broadcast is not None:
+        return broadcast
     rank, meta = _strided_meta(out.shape, [t.stride() for t in expanded])
     return Layout(strided_program(op), (rank,), [(_extent(t),) for t in expanded], meta, (out.numel(),))
+
+
+def _broadcast_layout(op: str, expanded: list[torch.Tensor]) -> Layout | None:
+    """The op's ``<op>_broadcast_program``, where it has one, for operands (expanded to out's shape,
+    out last) whose dims coalesce to at most (rows, columns) with out's columns adjacent and every
+    input's either adjacent or repeated (inner stride 1 or 0): see ops/vector_add/tilelang/vector_add.py."""
+    program = f"{op}_broadcast_program"
+    if not hasattr(kernels(op), program):
+        return None
+    sizes, strides = coalesce(expanded[-1].shape, [t.stride() for t in expanded])
+    if len(sizes) > 2 or strides[-1][-1] != 1 or any(st[-1] not in (0, 1) for st in strides):
+        return None
+    rows, columns = (1, sizes[0]) if len(sizes) == 1 else sizes
+    row_strides = [st[0] if len(sizes) == 2 else 0 for st in strides]
+    return Layout(program, tuple(st[-1] for st in strides[:-1]), [(_extent(t),) for t in expanded], None,
+                  (rows, columns, *row_strides))
 
 
 def _attention_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, attrs: tuple,
@@ -333,25 +355,86 @@ def _attention_dense_layout(op: str, out: torch.Tensor, q: torch.Tensor, k: torc
                   (heads, heads // kv_heads, int(causal), float(scale)))
 
 
+def _dense(t: torch.Tensor, dims: list[int]) -> bool:
+    """Whether t's elements fill a block of memory row-major over ``dims`` (outermost first; size-1
+    dims anywhere and the dims not named, all of size 1, take no room)."""
+    expected = 1
+    for k in reversed(dims):
+        if t.shape[k] != 1:
+            if t.stride(k) != expected:
+                return False
+            expected *= t.shape[k]
+    return True
+
+
+def _memory_view(x: torch.Tensor, out: torch.Tensor, d: int, reduces: bool) -> tuple[int, int, int] | None:
+    """(outer, L, inner): x's memory read as a contiguous (outer, L, inner) tensor reduced over L, when
+    x is dense in some order of its dims (contiguous, or a permutation of a contiguous tensor: a
+    transposed matrix) and out's elements lie in that order without gaps, so the rows and columns
+    kernels serve it. A sum over dim 1 of a transposed (31, 1944048) matrix is then a column sum of
+    (1944048, 31) memory, not 31 threads walking 1.9M elements each (811 ms on an H100). None where
+    x overlaps itself (a broadcast), has gaps, or out does not follow x's order."""
+    # x's dims outermost first (a size-1 d goes innermost: a row of one element)
+    order = sorted((k for k in range(x.dim()) if x.shape[k] != 1 and k != d), key=x.stride, reverse=True)
+    if x.shape[d] == 1:
+        order.append(d)
+    else:
+        order.insert(sum(x.stride(k) > x.stride(d) for k in order), d)
+    if not _dense(x, order):
+        return None
+    if reduces:  # out's dims: x's without d, or with d of size 1 (keepdim)
+        out_dims = [k if out.dim() == x.dim() else k - (k > d) for k in order if k != d]
+    else:
+        out_dims = order
+    if not _dense(out, out_dims):
+        return None
+    p = order.index(d)
+    return _numel(x.shape[k] for k in order[:p]), x.shape[d], _numel(x.shape[k] for k in order[p + 1:])
+
+
+_sms: dict = {}
+
+
+def _sm_count(device: torch.device) -> int:
+    """The device's SMs (132, an H100's or H200's, for a tensor off any GPU: the layout tests)."""
+    if device.type != "cuda":
+        return 132
+    if device.index not in _sms:
+        _sms[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
+    return _sms[device.index]
+
+
 def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
     op, reduces = signature.name, signature.reduces_dim
     if x.dim() == 0:  # a scalar is one row of one element
         x = x.reshape(1)
+        out = out.reshape(1) if not reduces else out
     d = attrs[0] % x.dim()
     length = x.shape[d]
-    innermost = _numel(x.shape[d + 1:]) == 1
-    if innermost and x.is_contiguous() and out.is_contiguous():
-        rows = _numel(x.shape[:d])
+    view = _memory_view(x, out, d, reduces)
+    if view is not None and view[2] == 1:  # rows of the innermost dim in memory
+        rows = view[0]
+        pieces, piece_len = (kernels(op).row_pieces(rows, length, _sm_count(out.device))
+                             if gpu and reduces else (1, length))
+        if pieces > 1:  # few long rows, cut into pieces (ops/reduce_sum/tilelang/reduce_sum.py)
+            then = Layout(f"{op}_partials_program", (), [(pieces, rows), (rows,)])
+            return Layout(f"{op}_row_pieces_program", (), [(rows, length), (pieces, rows)], None, (piece_len,), then)
         shapes = [(rows, length), (rows,) if reduces else (rows, length)]
         return Layout(contiguous_program(op), variant(op, gpu, length), shapes)
     columns = columns_program(op) if gpu else None
-    if columns and x.is_contiguous() and out.is_contiguous():
-        # d is not innermost: (outer, L, inner) with inner contiguous columns; reduce_sum's out is
-        # (outer, inner) in the same order (keepdim or not), softmax's x's shape; a kernel whose
+    if columns and view is not None:
+        # d is not innermost in memory: (outer, L, inner) with inner contiguous columns; reduce_sum's
+        # out is (outer, inner) in the same order (keepdim or not), softmax's x's shape; a kernel whose
         # warps read along rows
-        outer, inner = _numel(x.shape[:d]), _numel(x.shape[d + 1:])
+        outer, _, inner = view
         shape = (outer, length, inner)
-        return Layout(columns, (), [shape, (outer, inner) if reduces else shape])
+        if not reduces:
+            return Layout(columns, (), [shape, shape])
+        pieces, piece_len = kernels(op).column_pieces(outer, length, inner, _sm_count(out.device))
+        if pieces == 1:
+            return Layout(columns, (), [shape, (outer, inner)], None, (piece_len,))
+        then = Layout(f"{op}_partials_program", (), [(pieces, outer * inner), (outer * inner,)])
+        return Layout(columns, (True,), [shape, (pieces, outer, inner)], None, (piece_len,), then)
     other = [k for k in range(x.dim()) if k != d]
     if reduces:  # out's dims are x's without d (or with d of size 1: keepdim)
         out_strides = [out.stride(k) for k in other] if out.dim() == x.dim() else list(out.stride())
@@ -509,6 +592,35 @@ class AlignmentCheckedPlan:
         self._plan.close()
 
 
+class SplitPlan:
+    """Two kernels in turn through a float32 workspace the plan owns: ``first`` reads the input and
+    writes partials into it, ``then`` reads them and writes out (reduce_sum's columns cut into
+    pieces, see ops/reduce_sum/tilelang/reduce_sum.py). Same interface as KernelPlan. A cached plan
+    is used by one call at a time; calls on two streams in turn are ordered by the caller, as for
+    any output buffer."""
+
+    def __init__(self, first: KernelPlan, then: KernelPlan, workspace: torch.Tensor):
+        self._first, self._then, self._workspace = first, then, workspace
+        self.workspace_bytes = workspace.numel() * workspace.element_size()
+        work = workspace.data_ptr()
+        first_call, then_call = first.call, then.call
+
+        def call(out, x, stream, _keep=workspace) -> int:  # the workspace lives as long as the call
+            first_call(work, x, stream)
+            return then_call(out, work, stream)
+
+        self.call = call
+        self._work = ctypes.c_void_p(work)
+
+    def launch(self, pointers: list, stream: int | None = None) -> None:
+        x, out = pointers
+        self._first.launch([x, self._work], stream)
+        self._then.launch([self._work, out], stream)
+
+    def close(self) -> None:
+        pass
+
+
 class DirectLaunch:
     """A KernelPlan bound to its tensors: calling it launches with arguments built once
     (the prepared steady state)."""
@@ -558,6 +670,9 @@ class TileLangPrepared(PreparedBase):
                 self._plan = AlignedPlan(plan(f"{op}_aligned_program"), lambda: plan(layout.program))
             elif dense is not None:
                 self._plan = AlignedPlan(plan(dense.program, dense), lambda: plan(layout.program))
+            elif layout.then is not None:
+                workspace = torch.empty(layout.shapes[-1], dtype=torch.float32, device=out.device)
+                self._plan = SplitPlan(plan(layout.program), plan(layout.then.program, layout.then), workspace)
             else:
                 self._plan = KernelPlan(compiled(op, dtypes, gpu, layout.extra, layout.program), layout, out.device)
                 if gpu and signature.tilelang == "tiles":

@@ -5,8 +5,12 @@ Each kernel is compiled once per (operator, program, dtypes, target) in this pro
 also cached on disk by TileLang ($TILELANG_CACHE_DIR), and takes dynamic sizes, so a new
 shape never recompiles. Every case maps onto one of two kernels per operator (_layout):
 the contiguous one (flat, or rows of the innermost dim) or the strided one (any dim,
-strides and broadcasting, passed to the kernel as sizes and strides); on the GPU, reduce_sum
-and softmax over a dim that is not innermost of a contiguous input have a third (columns_program).
+strides and broadcasting, passed to the kernel as sizes and strides). Between them: the row ops
+read a dense input in its memory order (a transposed matrix is rows or columns of memory,
+_memory_view); on the GPU, reduce_sum and softmax over a dim that is not innermost in memory have
+a columns kernel (columns_program), and reduce_sum cuts few long rows or few column strips into
+pieces summed in two kernels through a workspace (SplitPlan); an add that broadcasts over
+(rows, columns) has a kernel of its own (_broadcast_layout).
 Attention has one program for every layout (sizes and strides as scalars: _attention_layout).
 bfloat16 on the C target is passed as its bits (tilelang_prims.py). The tensors stay on their
 device: nothing falls back to torch or another backend. What no kernel expresses is refused

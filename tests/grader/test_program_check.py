@@ -91,7 +91,7 @@ def chapter_programs(path: Path) -> list[tuple[str, object]]:
         params = inspect.signature(factory).parameters
         for dtype in DTYPES:
             for gpu in (True, False):
-                if not gpu and name.endswith("_columns_program"):
+                if not gpu and name.endswith(("_columns_program", "_row_pieces_program")):
                     continue  # GPU kernels: they refuse the C target themselves
                 if gpu and gpu_dtypes is not None and dtype not in gpu_dtypes:
                     continue  # the GPU program refuses this dtype, as the runtime does (the record's tilelang_dtypes)
@@ -104,6 +104,10 @@ def chapter_programs(path: Path) -> list[tuple[str, object]]:
                     variants = [{"strategy": s} for s in ("cached", "online", "packed")]
                 if "config" in params and gpu:
                     variants = [{"config": c} for c in module.CONFIGS]
+                if "a_inner" in params:  # vector_add's broadcast program: each operand's columns adjacent or repeated
+                    variants = [{"a_inner": a, "b_inner": b} for a, b in ((1, 1), (1, 0), (0, 1))]
+                if "partials" in params and gpu:  # reduce_sum's columns: whole, or pieces into partials
+                    variants = [{"partials": False}, {"partials": True}]
                 if "d" in params:  # attention's dense program: a GPU program of 16-bit dtypes, per head dim
                     if not gpu or dtype == "float32":
                         continue

@@ -17,7 +17,7 @@ if [ -n "${GPU:-}" ]; then export CUDA_VISIBLE_DEVICES=$GPU; fi  # one GPU of a 
 OUT=${OUT:-_build/gpu-check}
 BUILD=${CAMP_BUILD_DIR:-build-gpu}
 ARCH=${CUDA_ARCH:-90}
-STEPS=${STEPS:-"build test test-grader test-tilelang labs memcheck memcheck-tilelang racecheck initcheck bench compile-times"}
+STEPS=${STEPS:-"build test test-grader test-tilelang labs memcheck memcheck-tilelang racecheck racecheck-tilelang initcheck bench compile-times"}
 BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
 mkdir -p "$OUT"
 export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
@@ -34,10 +34,12 @@ step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log, records the ou
   summary+=("$(printf '%-10s rc=%-3s %4ss  %s' "$name" "$rc" $((SECONDS - t0)) "$(tail -n 1 "$OUT/$name.log")")")
 }
 
-sanitize() {  # compute-sanitizer TOOL [BACKEND] over the correctness cases (f32 and bf16)
+sanitize() {  # compute-sanitizer TOOL [BACKEND [FILTER]] over the correctness cases (f32 and bf16)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
-    python3 -m pytest tests/runtime/ops -q -x --backend "${2:-nvidia}" -k "matches_torch and (f32 or bf16)" -p no:cacheprovider
+    python3 -m pytest tests/runtime/ops -q -x --backend "${2:-nvidia}" -k "${3:-matches_torch and (f32 or bf16)}" -p no:cacheprovider
 }
+# the tilelang kernels the op suites reach, and the layout tests' sums cut into pieces and broadcast adds
+TILELANG_SANITIZE="(matches_torch and (f32 or bf16)) or pieces_sum or broadcast_add"
 
 sanitize_op() {  # compute-sanitizer TOOL OP FILTER over one op's correctness cases (pytest -k FILTER)
   PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool "$1" --error-exitcode 99 --print-limit 20 \
@@ -62,7 +64,8 @@ step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
 step grading python3 -m pytest tests/grader/test_grading_performance.py tests/runtime/test_timing_harness.py tests/grader/test_sandbox_limits.py \
   -q -s -rs -p no:cacheprovider
 step memcheck sanitize memcheck
-step memcheck-tilelang sanitize memcheck tilelang
+step memcheck-tilelang sanitize memcheck tilelang "$TILELANG_SANITIZE"
+step racecheck-tilelang sanitize racecheck tilelang "pieces_sum or broadcast_add"   # their block reductions
 step racecheck sanitize racecheck
 step initcheck sanitize initcheck
 step bench python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode bench --json "$BENCH_JSON"

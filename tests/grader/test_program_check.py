@@ -91,7 +91,7 @@ def chapter_programs(path: Path) -> list[tuple[str, object]]:
         params = inspect.signature(factory).parameters
         for dtype in DTYPES:
             for gpu in (True, False):
-                if not gpu and name.endswith(("_columns_program", "_row_pieces_program")):
+                if not gpu and name.endswith(("_columns_program", "_row_pieces_program", "_partials_program")):
                     continue  # GPU kernels: they refuse the C target themselves
                 if gpu and gpu_dtypes is not None and dtype not in gpu_dtypes:
                     continue  # the GPU program refuses this dtype, as the runtime does (the record's tilelang_dtypes)

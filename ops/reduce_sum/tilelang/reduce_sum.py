@@ -1,10 +1,14 @@
 """reduce_sum in TileLang: Y = X summed over one dim, in float32.
 
-Three kernels serve every dim and layout (the runtime picks, tilelang_backend.py):
-- rows (``reduce_sum_program``): a contiguous input whose reduced dim is innermost, viewed as
-  (rows, row_len). Both sizes are dynamic int64, so one compiled kernel serves every shape.
-- columns (``reduce_sum_columns_program``, GPU only): a contiguous input and out, the reduced
-  dim not innermost, viewed as (outer, L, inner); see STRIP below.
+The runtime picks among these programs (tilelang_backend.py) by the input's memory order: a dense
+input (contiguous, or permuted: a transposed matrix) is read as rows or columns of its memory.
+- rows (``reduce_sum_program``): the reduced dim innermost in memory, viewed as (rows, row_len).
+  Both sizes are dynamic int64, so one compiled kernel serves every shape.
+- columns (``reduce_sum_columns_program``, GPU only): the reduced dim not innermost in memory,
+  viewed as (outer, L, inner); see STRIP below.
+- pieces (GPU only): few long rows (``reduce_sum_row_pieces_program``) or few column strips
+  (the columns program with ``partials``) are cut into pieces, each summed into a float32
+  partial; ``reduce_sum_partials_program`` adds a row's or column's partials in float64.
 - strided (``reduce_sum_strided_program``): anything else. The input is viewed as (outer,
   reduce): ``outer`` runs over out's elements in any layout (sizes and strides in the int64
   tensor M, see operator_runtime/_internal/tilelang_prims.py), ``reduce`` is the summed dim
@@ -12,12 +16,12 @@ Three kernels serve every dim and layout (the runtime picks, tilelang_backend.py
   take neighbouring outputs, so a sum over dim 0 of a row-major matrix reads contiguous spans.
 
 Rows on the GPU, picked by row length (``gpu_strategy``):
-- packed (short rows): a warp per row, a block of several rows. A 128-long row in a block of
-  its own left most of a 256-thread block idle (262144x128 ran at 0.31x torch on the H200).
-  The fragment is (unroll, rows, lanes) and the loop runs over it in that order, so TileLang
-  gives thread (row, lane) the `unroll` values lane + u * lanes of its row: a warp reads 32
-  adjacent values per load, the sum over `unroll` stays in the thread and the sum over lanes
-  is one warp shuffle (no shared memory, no block barrier).
+- packed (rows up to 512): `lanes` threads per row (1 to 32, as many as the row fills), several
+  rows per block. The fragment is (unroll, rows, lanes) and the loop runs over it in that order,
+  so TileLang gives thread (row, lane) the `unroll` values lane + u * lanes of its row: a warp
+  reads 32 / lanes rows' adjacent values per load, the sum over `unroll` stays in the thread and
+  the sum over lanes is a shuffle within the warp (none for one lane; no shared memory, no
+  block barrier).
 - block: a block per row, its thread count picked by row length. Each step,
   every thread loads `unroll` adjacent values (a warp reads one contiguous span) and adds them
   into its partial sum; then the block combines the partial sums (T.reduce_sum over a
@@ -275,6 +279,8 @@ def reduce_sum_partials_program(dtype: str, gpu: bool):
     """Y[j] = the float64 sum of P[:, j], rounded once: a thread per output, adjacent threads on
     adjacent partials (the pieces of reduce_sum_columns_program(partials=True))."""
     pieces, n = T.dynamic("pieces", "int64"), T.dynamic("n", "int64")
+    if not gpu:
+        raise ValueError("reduce_sum_partials_program is a GPU kernel: the C target sums whole rows and columns")
 
     @T.prim_func
     def reduce_sum_partials(P: T.Tensor((pieces, n), "float32"), Y: T.Tensor((n,), dtype)):

@@ -19,8 +19,8 @@ Three GPU strategies, picked per row length by the runtime (``gpu_strategy``):
   PACKED_THREADS // lanes rows per block, each cached in registers as below. A 256-long row
   alone in a 1024-tile block of 128 threads left 3/4 of it padding (131072x256 ran at 0.53x
   torch on the H200). The fragment is (values, rows, lanes), looped in that order, so thread
-  (row, lane) holds values lane + v * lanes of its row: a warp reads 32 adjacent values per
-  load and a row's max and sum are shuffles within the warp.
+  (row, lane) holds values lane + v * lanes of its row: a warp reads 32 / lanes rows' adjacent
+  values per load and a row's max and sum are shuffles within the warp.
 - cached: the row fits in registers (a TILE-element fragment, VALUES_PER_THREAD per thread), so it is
   read from memory once: load, T.reduce_max, exponentiate in place, T.reduce_sum, scale, store.
 - online: longer rows. One pass keeps a running (max, sum) per thread, rescaling the sum when

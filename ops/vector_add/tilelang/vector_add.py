@@ -53,12 +53,18 @@ def vector_add_strided_program(dtype: str, gpu: bool, rank: int):
     return vector_add_strided
 
 
+# Rows shorter than this keep the strided kernel: a block per (row, BLOCK columns) would leave most
+# of its threads idle (a million rows of 2 would be a million blocks of 2 busy threads)
+BROADCAST_MIN_COLUMNS = BLOCK // 4
+
+
 def vector_add_broadcast_program(dtype: str, gpu: bool, a_inner: int, b_inner: int):
     """C[r, j] = A[r * ra + j * a_inner] + B[r * rb + j * b_inner] over out's (R, Cn) elements, out's
     rows rc apart and its columns adjacent; a_inner, b_inner (compiled in): 1 where the operand's
     columns are adjacent, 0 where it repeats one value along the row. The layouts users broadcast
     most coalesce to this: a bias row over a matrix (b_inner 1, rb 0), a column of per-row values
-    (b_inner 0, rb 1), a scalar-like operand (R = 1, b_inner 0) and a transposed matrix's rows. A
+    (b_inner 0, rb 1) and a scalar-like operand (R = 1, b_inner 0), for rows of at least
+    BROADCAST_MIN_COLUMNS (a transposed operand, its columns a row apart, takes the strided kernel). A
     block takes BLOCK columns of one row, so the row and column come from one division per block;
     the strided kernel divides every element's index by every size (a bf16 row-vector add of
     1921 x 10853 ran at 0.45x torch on an H100 through it)."""

@@ -54,8 +54,8 @@ def strided_program(op: str) -> str:
 
 
 def columns_program(op: str) -> str | None:
-    """A GPU factory for a contiguous input reduced over a dim that is not innermost, if the op's
-    module has one (the C target takes the strided kernel)."""
+    """A GPU factory for a dense input reduced over a dim that is not innermost in memory, if the
+    op's module has one (the C target takes the strided kernel)."""
     name = f"{op}_columns_program"
     return name if hasattr(kernels(op), name) else None
 
@@ -273,10 +273,11 @@ def _strided_meta(sizes, strides: list) -> tuple[int, list[int]]:
 def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], attrs: tuple,
             gpu: bool) -> Layout:
     """The kernel for this call. Element-wise ops: the flat kernel when every tensor is contiguous
-    and of out's shape, else the strided one over out's elements (inputs expanded to out's shape,
-    so a broadcast dim has stride 0). Row ops over dim d: the rows kernel when the input and out
-    are contiguous and d is innermost (all later dims of size 1); on the GPU, a contiguous
-    input and out over another dim take the columns kernel; else the strided one."""
+    and of out's shape, the broadcast one for (rows, columns) broadcasts (_broadcast_layout), else
+    the strided one over out's elements (inputs expanded to out's shape, so a broadcast dim has
+    stride 0). Row ops over dim d: the rows kernel when the input is dense in some dim order with
+    d innermost in memory and out follows that order (_memory_view); on the GPU the columns kernel
+    when d is not innermost in memory; else the strided one."""
     op, how = signature.name, signature.tilelang
     if how == "rows":
         return _row_layout(signature, out, inputs[0], attrs, gpu)
@@ -300,14 +301,17 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
 def _broadcast_layout(op: str, expanded: list[torch.Tensor]) -> Layout | None:
     """The op's ``<op>_broadcast_program``, where it has one, for operands (expanded to out's shape,
     out last) whose dims coalesce to at most (rows, columns) with out's columns adjacent and every
-    input's either adjacent or repeated (inner stride 1 or 0): see ops/vector_add/tilelang/vector_add.py."""
-    program = f"{op}_broadcast_program"
-    if not hasattr(kernels(op), program):
+    input's either adjacent or repeated (inner stride 1 or 0), rows of at least the module's
+    BROADCAST_MIN_COLUMNS: see ops/vector_add/tilelang/vector_add.py."""
+    program, module = f"{op}_broadcast_program", kernels(op)
+    if not hasattr(module, program):
         return None
     sizes, strides = coalesce(expanded[-1].shape, [t.stride() for t in expanded])
     if len(sizes) > 2 or strides[-1][-1] != 1 or any(st[-1] not in (0, 1) for st in strides):
         return None
     rows, columns = (1, sizes[0]) if len(sizes) == 1 else sizes
+    if columns < getattr(module, "BROADCAST_MIN_COLUMNS", 1):
+        return None
     row_strides = [st[0] if len(sizes) == 2 else 0 for st in strides]
     return Layout(program, tuple(st[-1] for st in strides[:-1]), [(_extent(t),) for t in expanded], None,
                   (rows, columns, *row_strides))
@@ -418,8 +422,8 @@ def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attr
     view = _memory_view(x, out, d, reduces)
     if view is not None and view[2] == 1:  # rows of the innermost dim in memory
         rows = view[0]
-        pieces, piece_len = (kernels(op).row_pieces(rows, length, _sm_count(out.device))
-                             if gpu and reduces else (1, length))
+        cut = getattr(kernels(op), "row_pieces", None) if gpu and reduces else None
+        pieces, piece_len = cut(rows, length, _sm_count(out.device)) if cut else (1, length)
         if pieces > 1:  # few long rows, cut into pieces (ops/reduce_sum/tilelang/reduce_sum.py)
             then = Layout(f"{op}_partials_program", (), [(pieces, rows), (rows,)])
             return Layout(f"{op}_row_pieces_program", (), [(rows, length), (pieces, rows)], None, (piece_len,), then)
@@ -434,7 +438,8 @@ def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attr
         shape = (outer, length, inner)
         if not reduces:
             return Layout(columns, (), [shape, shape])
-        pieces, piece_len = kernels(op).column_pieces(outer, length, inner, _sm_count(out.device))
+        cut = getattr(kernels(op), "column_pieces", None)
+        pieces, piece_len = cut(outer, length, inner, _sm_count(out.device)) if cut else (1, length)
         if pieces == 1:
             return Layout(columns, (), [shape, (outer, inner)], None, (piece_len,))
         then = Layout(f"{op}_partials_program", (), [(pieces, outer * inner), (outer * inner,)])
@@ -598,8 +603,8 @@ class AlignmentCheckedPlan:
 
 class SplitPlan:
     """Two kernels in turn through a float32 workspace the plan owns: ``first`` reads the input and
-    writes partials into it, ``then`` reads them and writes out (reduce_sum's columns cut into
-    pieces, see ops/reduce_sum/tilelang/reduce_sum.py). Same interface as KernelPlan. A cached plan
+    writes partials into it, ``then`` reads them and writes out (reduce_sum's rows or columns cut
+    into pieces, see ops/reduce_sum/tilelang/reduce_sum.py). Same interface as KernelPlan. A cached plan
     is used by one call at a time; calls on two streams in turn are ordered by the caller, as for
     any output buffer."""
 

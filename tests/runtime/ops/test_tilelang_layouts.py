@@ -64,8 +64,9 @@ BROADCASTS = [
     ((1, 1029), (37, 1), (1, 0)),        # both broadcast: an outer sum
     ((5, 3, 1029), (3, 1029), (1, 1)),   # a leading batch dim merges with the rows
     ((2053,), (1,), (1, 0)),             # scalar-like: one row
-    ((1,), (7,), (0, 1)),
-    ((5, 3, 7), (3, 1), None),           # three dims after coalescing
+    ((1,), (1029,), (0, 1)),
+    ((5, 3, 700), (3, 1), None),         # three dims after coalescing
+    ((4099, 7), (7,), None),             # rows shorter than a quarter block: most threads would idle
 ]
 
 
@@ -128,7 +129,7 @@ def test_each_reduction_picks_its_kernel(shape, dim, program):
 
 
 @pytest.mark.parametrize("op,shape,dim,program,extra,shapes", [
-    # short rows: packed 8 to a block, a warp each (strategy tables: ROW_STRATEGY, PACKED_TILE)
+    # short rows: packed, as many lanes per row as the row fills (strategy tables: ROW_STRATEGY, PACKED)
     ("reduce_sum", (262144, 128), 1, "reduce_sum_program", (256, 8, 16), [(262144, 128), (262144,)]),
     ("reduce_sum", (1131000, 7), 1, "reduce_sum_program", (256, 8, 1), [(1131000, 7), (1131000,)]),
     ("reduce_sum", (1131000, 28), 1, "reduce_sum_program", (256, 8, 4), [(1131000, 28), (1131000,)]),

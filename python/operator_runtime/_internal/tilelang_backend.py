@@ -20,6 +20,7 @@ with UnsupportedError naming the case.
 from __future__ import annotations
 
 import ctypes
+import functools
 import importlib.util
 import logging
 import sys
@@ -400,16 +401,14 @@ def _memory_view(x: torch.Tensor, out: torch.Tensor, d: int, reduces: bool) -> t
     return _numel(x.shape[k] for k in order[:p]), x.shape[d], _numel(x.shape[k] for k in order[p + 1:])
 
 
-_sms: dict = {}
+@functools.lru_cache(maxsize=None)
+def _gpu_sms(index: int) -> int:
+    return torch.cuda.get_device_properties(index).multi_processor_count
 
 
 def _sm_count(device: torch.device) -> int:
     """The device's SMs (132, an H100's or H200's, for a tensor off any GPU: the layout tests)."""
-    if device.type != "cuda":
-        return 132
-    if device.index not in _sms:
-        _sms[device.index] = torch.cuda.get_device_properties(device).multi_processor_count
-    return _sms[device.index]
+    return _gpu_sms(device.index) if device.type == "cuda" else 132
 
 
 def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attrs: tuple, gpu: bool) -> Layout:
@@ -609,7 +608,7 @@ class SplitPlan:
     any output buffer."""
 
     def __init__(self, first: KernelPlan, then: KernelPlan, workspace: torch.Tensor):
-        self._first, self._then, self._workspace = first, then, workspace
+        self._first, self._then = first, then
         self.workspace_bytes = workspace.numel() * workspace.element_size()
         work = workspace.data_ptr()
         first_call, then_call = first.call, then.call

@@ -41,7 +41,7 @@ from operator_runtime._internal.tilelang_prims import load, offsets, storage, st
 # 256-thread blocks, `lanes` threads per row with lanes * 8 >= the row where it fits: a warp per row
 # left 25 of its 32 lanes idle on rows of 7 (12135267 x 7 f16 ran at 0.06x torch on an H100) and
 # 20 on rows of 28 (0.20x); a thread per row of up to 8 reads them all in one step, lanes of 4 the
-# rows up to 32. Rows up to 512, a warp each: 8 loads per step (a 256-long row is one step of 8
+# rows up to 32. Rows of 129 to 512, a warp each: 8 loads per step (a 256-long row is one step of 8
 # loads in flight, not two of 4; shorter rows predicate the rest off, no traffic), 2 steps at most;
 # longer rows keep the block kernel (1.7x torch at 4096x1024). The packed entries are reasoned,
 # not yet measured (tilelang_tune.py times their candidates).

@@ -48,11 +48,8 @@ handout: $(STAMP)
 # Every test: runtime (all available backends), chapters under nbval, and the built site
 # in headless Chromium; so the site is built first, and the hub's proxy installed where npm is
 # (else tests/hosting/test_hub.py skips; with CI=true it fails).
-# TEST_WORKERS pytest processes (pytest-xdist), a test file each at a time: most tests run one
-# core (TileLang's C compiles, notebooks, nvcc), so two halve the wall time on a 2-core CI machine.
-TEST_WORKERS ?= 2
 test: book test-deps
-	$(BIN)/python -m pytest tests -q -n $(TEST_WORKERS) --dist loadfile --durations=25  # the slowest: where to cut when the run nears its limit
+	$(BIN)/python -m pytest tests -q --durations=25  # the slowest: where to cut when the run nears its limit
 
 test-deps:
 	@if command -v npm >/dev/null 2>&1; then \

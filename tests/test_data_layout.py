@@ -10,7 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 READ_BY_THE_BOOK = ("data/bench/h200.json", "data/bench/steps/", "data/bench/matmul/h200-wgmma.json",
-                    "data/bench/estimate/", "data/ncu/h200-goal-kernels.log")
+                    "data/bench/estimate/", "data/bench/sweep/", "data/ncu/h200-goal-kernels.log")
 
 
 def tracked(prefix: str) -> list[str]:

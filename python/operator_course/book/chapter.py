@@ -32,6 +32,12 @@ def results_files() -> list[Path]:
     return sorted(found.glob("*.json"))
 
 
+def sweep_files() -> list[Path]:
+    """Committed shape sweeps (data/bench/sweep/*.json: tests/run_ops.py --mode sweep on a GPU)."""
+    found = bench_dir()
+    return sorted((found / "sweep").glob("*.json")) if found is not None else []
+
+
 def traffic_table(doc: dict, op: str) -> str:
     """Markdown table: each benchmark shape's bytes, ideal time at peak, ours and torch. The ideal
     is the roofline's: the longer of moving the bytes at peak bandwidth and doing the FLOPs at

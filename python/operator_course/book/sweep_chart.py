@@ -95,6 +95,25 @@ def plot_sweep(ax, doc: dict, op: str) -> None:
               bbox_to_anchor=(0.5, -0.17), fontsize=FONT_PT, frameon=False, columnspacing=1.2)
 
 
+def below_floor(doc: dict, op: str) -> str:
+    """Markdown: per backend, the median ratio and each drawn shape below the floor, worst first
+    (what the chart's points under the dashed line are)."""
+    lines = []
+    for backend in dict.fromkeys(r["backend"] for r in doc["rows"] if r["op"] == op):
+        ranked = [r for r in doc["rows"] if r["op"] == op and r["backend"] == backend
+                  and r.get("correct", True) and _ratio(r) > 0]
+        if not ranked:
+            continue
+        ratios = sorted(_ratio(r) for r in ranked)
+        middle = len(ratios) // 2
+        median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+        below = sorted((r for r in ranked if _ratio(r) < FLOOR), key=_ratio)
+        shapes = ", ".join(f"{r['category']} {r['label']} {r['dtype']} {_ratio(r):.2f}x" for r in below)
+        lines.append(f"- **{backend}**: median {median:.2f}x over {len(ranked)} shapes; "
+                     + (f"{len(below)} below {FLOOR}x: {shapes}" if below else f"none below {FLOOR}x"))
+    return "\n".join(lines)
+
+
 def sweep_figure(doc: dict, op: str):
     import matplotlib.pyplot as plt
 

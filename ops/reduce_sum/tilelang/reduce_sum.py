@@ -214,6 +214,13 @@ PIECE_ROWS = SWEEP * COLUMN_UNROLL * (CHUNK // COLUMN_UNROLL)  # rows a block su
 # each) ran at 0.23x torch on the H200, where the f32 sum, twice the bytes per load, reached 1.05x.
 COLUMN_BLOCKS = 8
 
+# Short columns take the strided kernel instead: a thread per output, adjacent threads on adjacent
+# columns (coalesced), each adding its L terms. The columns kernel's block steps 128 rows at a time,
+# so a sum over dim 0 of 28 rows kept 28 of 128 rows of threads busy and ran 7 of its 8 steps on
+# masked loads: 28 x 150022 bf16 ran at 0.16x torch (H100, data/bench/sweep/h100-seed7301.json).
+# Reasoned, not yet measured (no GPU call was left): 32 keeps the strided kernel's serial loads short.
+SHORT_COLUMN_ROWS = 32
+
 
 def column_pieces(outer: int, L: int, inner: int, sms: int) -> tuple[int, int]:
     """(pieces, piece_len): one piece of L rows unless the strips leave SMs idle."""

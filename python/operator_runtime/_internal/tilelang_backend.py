@@ -8,7 +8,8 @@ the contiguous one (flat, or rows of the innermost dim) or the strided one (any 
 strides and broadcasting, passed to the kernel as sizes and strides). Between them: the row ops
 read a dense input in its memory order (a transposed matrix is rows or columns of memory,
 _memory_view); on the GPU, reduce_sum and softmax over a dim that is not innermost in memory have
-a columns kernel (columns_program), and reduce_sum cuts few long rows or few column strips into
+a columns kernel (columns_program; reduce_sum's columns of SHORT_COLUMN_ROWS or fewer take the
+strided one, a thread per output), and reduce_sum cuts few long rows or few column strips into
 pieces summed in two kernels through a workspace (SplitPlan); an add that broadcasts over
 (rows, columns) has a kernel of its own (_broadcast_layout).
 Attention has one program for every layout (sizes and strides as scalars: _attention_layout).
@@ -429,6 +430,8 @@ def _row_layout(signature: OpSignature, out: torch.Tensor, x: torch.Tensor, attr
         shapes = [(rows, length), (rows,) if reduces else (rows, length)]
         return Layout(contiguous_program(op), variant(op, gpu, length), shapes)
     columns = columns_program(op) if gpu else None
+    if reduces and length <= getattr(kernels(op), "SHORT_COLUMN_ROWS", 0):
+        columns = None  # short columns: a thread per output (the strided kernel below) keeps every thread busy
     if columns and view is not None:
         # d is not innermost in memory: (outer, L, inner) with inner contiguous columns; reduce_sum's
         # out is (outer, inner) in the same order (keepdim or not), softmax's x's shape; a kernel whose

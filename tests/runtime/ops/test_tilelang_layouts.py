@@ -144,7 +144,11 @@ def test_each_reduction_picks_its_kernel(shape, dim, program):
     ("reduce_sum", (8192, 8192), 0, "reduce_sum_columns_program", (True,), [(1, 8192, 8192), (4, 1, 8192)]),
     ("reduce_sum", (3, 1029, 65), 1, "reduce_sum_columns_program", (True,), [(3, 1029, 65), (2, 3, 65)]),
     ("reduce_sum", (65536, 1024, 64), 1, "reduce_sum_columns_program", (), [(65536, 1024, 64), (65536, 64)]),
-    ("reduce_sum", (0, 5), 0, "reduce_sum_columns_program", (), [(1, 0, 5), (1, 5)]),
+    ("reduce_sum", (33, 5000), 0, "reduce_sum_columns_program", (), [(1, 33, 5000), (1, 5000)]),
+    # ... but columns of SHORT_COLUMN_ROWS or fewer take the strided kernel, a thread per output
+    ("reduce_sum", (32, 5000), 0, "reduce_sum_strided_program", (3,), None),
+    ("reduce_sum", (28, 150022), 0, "reduce_sum_strided_program", (3,), None),
+    ("reduce_sum", (0, 5), 0, "reduce_sum_strided_program", (3,), None),
     ("softmax", (33, 65), 0, "softmax_columns_program", (), [(1, 33, 65)] * 2),
     ("softmax", (5, 6, 7), 1, "softmax_columns_program", (), [(5, 6, 7)] * 2),
 ])
@@ -163,7 +167,7 @@ def test_each_gpu_call_picks_its_kernel(op, shape, dim, program, extra, shapes):
     # across them the columns kernel (a thread per output walking 1.9M strided elements took 811 ms)
     (torch.empty(1000, 31).t(), 0, "reduce_sum_program", [(1000, 31), (1000,)]),
     (torch.empty(1000, 31).t(), 1, "reduce_sum_columns_program", [(1, 1000, 31), (1, 31)]),
-    (torch.empty(4, 5, 6).permute(1, 0, 2), 0, "reduce_sum_columns_program", [(4, 5, 6), (4, 6)]),
+    (torch.empty(4, 100, 6).permute(1, 0, 2), 0, "reduce_sum_columns_program", [(4, 100, 6), (4, 6)]),
     (torch.empty(7, 1, 9), 1, "reduce_sum_program", [(63, 1), (63,)]),  # d of size 1: rows of one
     # out (allocated in x's logical order) in another order than x's memory: the strided kernel
     (torch.empty(4, 5, 6).permute(1, 0, 2), 2, "reduce_sum_strided_program", None),

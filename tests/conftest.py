@@ -26,14 +26,14 @@ def _seed(config) -> int:
     if not hasattr(config, "_oprt_seed"):
         given = config.getoption("--seed")
         if given is None and hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller's seed
-            given = config.workerinput["oprt_seed"]
+            given = config.workerinput.get("oprt_seed")
         config._oprt_seed = given if given is not None else random.randrange(2**31)
     return config._oprt_seed
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node):
-    """pytest-xdist (make test's -n): every worker draws its inputs from the one seed the header prints."""
+    """pytest-xdist (`pytest -n N`): every worker draws its inputs from the one seed the header prints."""
     node.workerinput["oprt_seed"] = _seed(node.config)
 
 

@@ -3,7 +3,7 @@ as drawn (the list under each chart names exactly the points under the floor lin
 
 from __future__ import annotations
 
-import re
+import statistics
 
 import pytest
 
@@ -32,12 +32,18 @@ def test_the_list_under_the_chart_names_the_points_under_the_floor(path):
 
     doc = load(path)
     for op in sweep_ops(doc):
-        plt.close(sweep_figure(doc, op))
-        text = below_floor(doc, op)
+        fig = sweep_figure(doc, op)
+        drawn = [y for c in fig.axes[0].collections for _, y in c.get_offsets()]
+        plt.close(fig)
+        text, listed_in_all = below_floor(doc, op), 0
         for backend in dict.fromkeys(r["backend"] for r in doc["rows"] if r["op"] == op):
             rows = [r for r in doc["rows"] if r["op"] == op and r["backend"] == backend]
             line = next(ln for ln in text.splitlines() if ln.startswith(f"- **{backend}**"))
-            below = [r for r in rows if r["ratio"] < FLOOR]
-            listed = re.findall(r"(\d+\.\d\d)x(?:,|$)", line.split(f"below {FLOOR}x")[-1]) if below else []
-            assert len(listed) == len(below), (op, backend, line)
-            assert f"over {len(rows)} shapes" in line
+            assert f"median {statistics.median(r['ratio'] for r in rows):.2f}x over {len(rows)} shapes" in line, line
+            tail = line.split(f"below {FLOOR}x: ", 1)
+            listed = [item.rsplit(" ", 1)[0] for item in tail[1].split(", ")] if len(tail) == 2 else []
+            below = [f"{r['category']} {r['label']} {r['dtype']}" for r in rows if r["ratio"] < FLOOR]
+            assert sorted(listed) == sorted(below), (op, backend, line)
+            listed_in_all += len(listed)
+        assert len(drawn) == len([r for r in doc["rows"] if r["op"] == op]), f"{op}: a checked row is not drawn"
+        assert sum(y < FLOOR for y in drawn) == listed_in_all, f"{op}: the chart and the list disagree"

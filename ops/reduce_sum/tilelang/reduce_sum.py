@@ -5,7 +5,7 @@ input (contiguous, or permuted: a transposed matrix) is read as rows or columns 
 - rows (``reduce_sum_program``): the reduced dim innermost in memory, viewed as (rows, row_len).
   Both sizes are dynamic int64, so one compiled kernel serves every shape.
 - columns (``reduce_sum_columns_program``, GPU only): the reduced dim not innermost in memory,
-  viewed as (outer, L, inner); see STRIP below.
+  viewed as (outer, L, inner); see STRIP below. Columns of SHORT_COLUMN_ROWS or fewer go strided.
 - pieces (GPU only): few long rows (``reduce_sum_row_pieces_program``) or few column strips
   (the columns program with ``partials``) are cut into pieces, each summed into a float32
   partial; ``reduce_sum_partials_program`` adds a row's or column's partials in float64.
@@ -215,9 +215,9 @@ PIECE_ROWS = SWEEP * COLUMN_UNROLL * (CHUNK // COLUMN_UNROLL)  # rows a block su
 COLUMN_BLOCKS = 8
 
 # Short columns take the strided kernel instead: a thread per output, adjacent threads on adjacent
-# columns (coalesced), each adding its L terms. The columns kernel's block steps 128 rows at a time,
-# so a sum over dim 0 of 28 rows kept 28 of 128 rows of threads busy and ran 7 of its 8 steps on
-# masked loads: 28 x 150022 bf16 ran at 0.16x torch (H100, data/bench/sweep/h100-seed7301.json).
+# columns (coalesced), each adding its L terms. The columns kernel's block loads 128 rows a step,
+# 8 steps a chunk, so a sum over dim 0 of 28 rows masked 100 of the 128 row loads of its first step
+# and all of the other 7: 28 x 150022 bf16 ran at 0.16x torch (H100, data/bench/sweep/h100-seed7301.json).
 # Reasoned, not yet measured (no GPU call was left): 32 keeps the strided kernel's serial loads short.
 SHORT_COLUMN_ROWS = 32
 

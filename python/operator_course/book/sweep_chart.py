@@ -108,7 +108,7 @@ def below_floor(doc: dict, op: str) -> str:
         middle = len(ratios) // 2
         median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
         below = sorted((r for r in ranked if _ratio(r) < FLOOR), key=_ratio)
-        shapes = ", ".join(f"{r['category']} {r['label']} {r['dtype']} {_ratio(r):.2f}x" for r in below)
+        shapes = ", ".join(f"{r['category']} {r['label']} {r['dtype']} {_ratio(r):.3f}x" for r in below)
         lines.append(f"- **{backend}**: median {median:.2f}x over {len(ranked)} shapes; "
                      + (f"{len(below)} below {FLOOR}x: {shapes}" if below else f"none below {FLOOR}x"))
     return "\n".join(lines)

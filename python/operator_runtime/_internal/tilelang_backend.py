@@ -279,7 +279,8 @@ def _layout(signature: OpSignature, out: torch.Tensor, inputs: tuple[torch.Tenso
     the strided one over out's elements (inputs expanded to out's shape, so a broadcast dim has
     stride 0). Row ops over dim d: the rows kernel when the input is dense in some dim order with
     d innermost in memory and out follows that order (_memory_view); on the GPU the columns kernel
-    when d is not innermost in memory; else the strided one."""
+    when d is not innermost in memory (reduce_sum: and d longer than SHORT_COLUMN_ROWS); else the
+    strided one."""
     op, how = signature.name, signature.tilelang
     if how == "rows":
         return _row_layout(signature, out, inputs[0], attrs, gpu)

@@ -258,9 +258,12 @@ def reduce_sum_columns_program(dtype: str, gpu: bool, partials: bool = False):
             total = T.alloc_fragment((SWEEP, STRIP), "float64")
             column = T.alloc_fragment((STRIP,), "float64")
             T.clear(total)
-            for chunk in T.serial(T.ceildiv(T.min(piece_len, L - row0), STEP * STEPS)):
+            rows = T.min(piece_len, L - row0)  # this block's rows, from row0
+            for chunk in T.serial(T.ceildiv(rows, STEP * STEPS)):
                 T.clear(part)
-                for step in T.serial(STEPS):
+                # a chunk's steps up to its last row only: the last (or only) chunk of a column shorter
+                # than 1024 rows would otherwise run steps whose every load is masked
+                for step in T.serial(T.min(STEPS, T.ceildiv(rows - chunk * (STEP * STEPS), STEP))):
                     for u, r, c in T.Parallel(COLUMN_UNROLL, SWEEP, STRIP):
                         i = row0 + (chunk * STEPS + step) * STEP + u * SWEEP + r
                         x[u, r, c] = T.if_then_else(i < L and col0 + c < inner,

@@ -25,16 +25,8 @@ def pytest_addoption(parser):
 def _seed(config) -> int:
     if not hasattr(config, "_oprt_seed"):
         given = config.getoption("--seed")
-        if given is None and hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller's seed
-            given = config.workerinput.get("oprt_seed")
         config._oprt_seed = given if given is not None else random.randrange(2**31)
     return config._oprt_seed
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_configure_node(node):
-    """pytest-xdist (`pytest -n N`): every worker draws its inputs from the one seed the header prints."""
-    node.workerinput["oprt_seed"] = _seed(node.config)
 
 
 def pytest_report_header(config):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 from pathlib import Path
 
 from operator_course.book.charts import FIGURE_DPI, FIGURE_WIDTH_IN, wrap
@@ -104,14 +105,28 @@ def below_floor(doc: dict, op: str) -> str:
                   and r.get("correct", True) and _ratio(r) > 0]
         if not ranked:
             continue
-        ratios = sorted(_ratio(r) for r in ranked)
-        middle = len(ratios) // 2
-        median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+        median = statistics.median(_ratio(r) for r in ranked)
         below = sorted((r for r in ranked if _ratio(r) < FLOOR), key=_ratio)
         shapes = ", ".join(f"{r['category']} {r['label']} {r['dtype']} {_ratio(r):.3f}x" for r in below)
         lines.append(f"- **{backend}**: median {median:.2f}x over {len(ranked)} shapes; "
                      + (f"{len(below)} below {FLOOR}x: {shapes}" if below else f"none below {FLOOR}x"))
     return "\n".join(lines)
+
+
+def show_sweeps(op: str) -> None:
+    """A chapter's "Beyond the benchmark's shapes": for each committed sweep with rows of ``op``
+    (chapter.sweep_files), its chart and beneath it the shapes under the floor."""
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown, display
+
+    from operator_course.book.chapter import load, sweep_files
+
+    for path in sweep_files():
+        doc = load(path)
+        if op in sweep_ops(doc):
+            sweep_figure(doc, op)
+            plt.show()
+            display(Markdown(below_floor(doc, op)))
 
 
 def sweep_figure(doc: dict, op: str):

@@ -88,6 +88,8 @@ def available() -> str | None:
         Group.create("probe", Budget(64 << 20, 8, 1)).close()
     except OSError as e:
         return f"a cgroup could not be made here: {e}"
+    finally:  # the probe's parent too, unless this process's runs are using it (then it is not empty)
+        remove_parents()
     return None
 
 

@@ -29,8 +29,12 @@ def outcome(cell) -> str:
 def main(argv: list[str]) -> int:
     path, timeout = argv[0], float(argv[1])
     nb = nbformat.read(path, as_version=4)
+    # "immediate": the kernel is killed once the last cell has answered. Every artifact the grader
+    # reads was written by a cell that has finished; a graceful shutdown only let the kernel's
+    # interpreter tear down torch and TileLang, ~3 s of CPU per submission (measured: 14.4 s -> 11.5 s
+    # of user time for lab 1's notebook).
     client = NotebookClient(nb, timeout=timeout, allow_errors=True, kernel_name="python3",
-                            resources={"metadata": {"path": "."}})
+                            resources={"metadata": {"path": "."}}, shutdown_kernel="immediate")
     stopped = None
     try:
         client.execute()

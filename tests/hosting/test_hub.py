@@ -199,8 +199,7 @@ def student_cgroups(user: str) -> list[Path]:
     cgroups) makes them: under its own cgroup, CGROUP_PARENT/<user>."""
     from operator_course.grader import cgroups
 
-    bases = [cgroups._v2_base()] if cgroups._v2_base() is not None else list((cgroups._v1_bases() or {}).values())
-    return [base / CGROUP_PARENT / user for base in bases]
+    return [base / CGROUP_PARENT / user for base in cgroups.bases()]
 
 
 def server_pid(user: str) -> int:

@@ -196,10 +196,14 @@ class Group:
             return None, False
 
 
+def bases() -> list[Path]:
+    """The folders groups are made in: the v2 one, else one per v1 hierarchy (none: no cgroups)."""
+    return [_v2_base()] if _v2_base() is not None else list((_v1_bases() or {}).values())
+
+
 def remove_parents() -> None:
     """This grader's parent groups, once every run has closed its own (at the grader's exit)."""
-    bases = [_v2_base()] if _v2_base() is not None else list((_v1_bases() or {}).values())
-    for base in bases:
+    for base in bases():
         try:
             (base / PARENT).rmdir()
         except OSError:

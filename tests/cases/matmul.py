@@ -74,16 +74,16 @@ def correctness_cases():
         Case("4d-batches", (T((3, 2, 16, 24)), T((3, 2, 24, 8)))),
         Case("4d-vector", (T((3, 2, 16, 24)), T((24,))), tilelang=ALIGN),
         Case("4d-matrix", (T((3, 2, 16, 24)), T((24, 8)))),
-        Case("4d-broadcast-batches", (T((2, 1, 16, 24)), T((3, 24, 8))), tilelang=ALIGN),
+        Case("4d-broadcast-batches", (T((2, 1, 16, 24)), T((3, 24, 8)))),  # both copied to one batch of 6
         # shapes a fuzzer drew that went wrong: a batch that cannot be viewed as one dim (copied, then
         # foldable: it was mapped twice and crashed), b's batch of ones that adds leading dims to the
         # result (they were dropped), empty dims under broadcast batches (a raw reshape error)
         Case("4d-strided-times-matrix", (T((2, 3, 5, 24), layout="strided"), T((24, 8))), tilelang=CONTIGUOUS),
         Case("4d-expanded-times-vector", (T((3, 2, 5, 24), layout="expanded", expand_from=(1, 2, 1, 24)), T((24,))),
-             tilelang=ALIGN),  # (copied: contiguous, then N = 1)
+             tilelang=BROADCAST),  # (copied: a batch of 6 against b's one)
         Case("b-batch-of-ones", (T((3, 5, 24)), T((1, 1, 24, 8)))),
-        Case("empty-n-broadcast", (T((3, 22, 12)), T((2, 1, 12, 0)))),
-        Case("k-zero-broadcast", (T((5, 0)), T((2, 3, 0, 4))), tilelang=K_ZERO),
+        Case("empty-n-broadcast", (T((3, 22, 12)), T((2, 1, 12, 0))), tilelang=ALIGN),  # K = 12
+        Case("k-zero-broadcast", (T((5, 0)), T((2, 3, 0, 4))), tilelang=BROADCAST),  # checked before K
     ]
 
 

@@ -139,20 +139,23 @@ def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = (), pro
     return _kernels[key]
 
 
-def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.Tensor]) -> None:
+def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.Tensor], gpu: bool | None = None) -> None:
     """Every layout, dim and dtype of the implemented operators maps onto a kernel (see _layout;
     the API allows at most 8 dims, the strided kernels' largest rank); what is left to refuse is
-    an operator with no TileLang kernel."""
+    an operator with no TileLang kernel, and what matmul's and attention's programs do not express.
+    ``gpu`` (default: out is on a GPU) picks the GPU kernels' rules, so that a machine without a GPU can
+    check a case record's expected refusal against them (tests/runtime/test_tilelang_refusals.py)."""
     op = signature.name
+    gpu = out.device.type == "cuda" if gpu is None else gpu
     if not signature.tilelang:
         raise UnsupportedError(f"{op}: not implemented in the tilelang backend yet; use the cpu or nvidia backend")
     if signature.tilelang == "tiles":  # matmul's one program over contiguous operands
-        _refuse_matmul(out, *inputs.values())
+        _refuse_matmul(out, *inputs.values(), gpu=gpu)
     if signature.tilelang == "attention":
-        _refuse_attention(op, out, *inputs.values())
+        _refuse_attention(op, out, *inputs.values(), gpu=gpu)
 
 
-def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
+def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: bool) -> None:
     """What ops/matmul/tilelang/matmul.py expresses: contiguous operands, on the CPU of one batch or a
     batch of 1 repeated over the other's (torch.matmul's broadcast), on a GPU of one batch and
     f16/bf16 with the 16-byte row strides and alignment its TMA copies need, on the CPU (its C
@@ -162,7 +165,7 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
             raise UnsupportedError(f"matmul: the tilelang backend needs contiguous tensors; {name} has strides "
                                    f"{t.stride()} for shape {tuple(t.shape)}")
     batches = [t.shape[0] if t.dim() == 3 else 1 for t in (a, b, out)]
-    if out.device.type == "cuda" and batches[0] != batches[1]:
+    if gpu and batches[0] != batches[1]:
         raise UnsupportedError(f"matmul: the tilelang GPU kernel needs a and b of one batch (no broadcasting: its "
                                f"TMA copies index both by the block's batch); a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     if any(z not in (1, batches[2]) for z in batches[:2]):  # the C kernel repeats a batch of 1 (matmul.py)
@@ -171,7 +174,7 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
     if max(t.numel() for t in (out, a, b)) >= 2**31:
         raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
                                "not expressible")
-    if out.device.type == "cpu":
+    if not gpu:
         return
     k, n = a.shape[-1], b.shape[-1]
     if out.numel() and k == 0:
@@ -185,13 +188,14 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> None:
                                f"would round to tf32); the nvidia backend runs float32")
 
 
-def _refuse_attention(op: str, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
+def _refuse_attention(op: str, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      gpu: bool) -> None:
     """What ops/<op>/tilelang/<op>.py expresses (any strides, sizes and batch dims): on a GPU f16/bf16 (its
     T.gemm would round float32 to tf32) with head dims up to its largest compiled tile; on the CPU (its C
     kernel walks a row element by element) f32, f16 and bf16 with head dims up to its local arrays."""
     module = kernels(op)
     d, dv = query.shape[-1], value.shape[-1]
-    if out.device.type == "cpu":
+    if not gpu:
         if max(d, dv) > module.MAX_HEAD_DIM_CPU:
             raise UnsupportedError(f"{op}: the tilelang CPU kernel takes head dims up to {module.MAX_HEAD_DIM_CPU} "
                                    f"(D={d}, Dv={dv}); the cpu backend runs any")

@@ -217,9 +217,13 @@ COLUMN_BLOCKS = 8
 # Short columns take the strided kernel instead: a thread per output, adjacent threads on adjacent
 # columns (coalesced), each adding its L terms. The columns kernel's block loads 128 rows a step,
 # 8 steps a chunk, so a sum over dim 0 of 28 rows masked 100 of the 128 row loads of its first step
-# and all of the other 7: 28 x 150022 bf16 ran at 0.16x torch (H100, data/bench/sweep/h100-seed7301.json).
-# Reasoned, not yet measured (no GPU call was left): 32 keeps the strided kernel's serial loads short.
-SHORT_COLUMN_ROWS = 32
+# and all of the other 7. Measured on an H100 (2026-12-07, triton do_bench against torch.sum, results
+# checked against float64; data/results-log.md), torch's time over ours with this bound at 0 / 32 / 64:
+# 28 x 150022 bf16 0.21x / 0.52x / 0.52x, 16 x 2^20 f32 0.12 / 0.57 / 0.57, 8 x 2e6 bf16 0.04 / 0.26 / 0.26,
+# 5000 x 20 x 300 bf16 over dim 1 0.08 / 0.33 / 0.33, 48 x 300000 bf16 0.19 / 0.19 / 0.39, 64 x 87568 f16
+# 0.25 / 0.25 / 0.32; 200 and 100 rows unchanged (0.36x, 0.22x); 1000 x 40 x 33 f32 over dim 1 0.50 / 0.48 /
+# 0.45, the one shape that loses. Both kernels stay far below torch on these shapes (issue 29).
+SHORT_COLUMN_ROWS = 64
 
 
 def column_pieces(outer: int, L: int, inner: int, sms: int) -> tuple[int, int]:

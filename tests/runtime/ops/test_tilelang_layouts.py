@@ -144,9 +144,10 @@ def test_each_reduction_picks_its_kernel(shape, dim, program):
     ("reduce_sum", (8192, 8192), 0, "reduce_sum_columns_program", (True,), [(1, 8192, 8192), (4, 1, 8192)]),
     ("reduce_sum", (3, 1029, 65), 1, "reduce_sum_columns_program", (True,), [(3, 1029, 65), (2, 3, 65)]),
     ("reduce_sum", (65536, 1024, 64), 1, "reduce_sum_columns_program", (), [(65536, 1024, 64), (65536, 64)]),
-    ("reduce_sum", (33, 5000), 0, "reduce_sum_columns_program", (), [(1, 33, 5000), (1, 5000)]),
+    ("reduce_sum", (65, 5000), 0, "reduce_sum_columns_program", (), [(1, 65, 5000), (1, 5000)]),
     # ... but columns of SHORT_COLUMN_ROWS or fewer take the strided kernel, a thread per output
-    ("reduce_sum", (32, 5000), 0, "reduce_sum_strided_program", (3,), None),
+    ("reduce_sum", (64, 5000), 0, "reduce_sum_strided_program", (3,), None),
+    ("reduce_sum", (48, 300000), 0, "reduce_sum_strided_program", (3,), None),
     ("reduce_sum", (28, 150022), 0, "reduce_sum_strided_program", (3,), None),
     ("reduce_sum", (0, 5), 0, "reduce_sum_strided_program", (3,), None),
     ("softmax", (33, 65), 0, "softmax_columns_program", (), [(1, 33, 65)] * 2),

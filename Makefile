@@ -49,7 +49,7 @@ handout: $(STAMP)
 # in headless Chromium; so the site is built first, and the hub's proxy installed where npm is
 # (else tests/hosting/test_hub.py skips; with CI=true it fails).
 test: book test-deps
-	$(BIN)/python -m pytest tests -q --durations=25  # the slowest: where to cut when the run nears its limit
+	$(BIN)/python -m pytest tests -q -n 2 --dist loadgroup --durations=25  # two workers (see tests/conftest.py); the slowest: where to cut
 
 test-deps:
 	@if command -v npm >/dev/null 2>&1; then \

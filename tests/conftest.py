@@ -25,8 +25,27 @@ def pytest_addoption(parser):
 def _seed(config) -> int:
     if not hasattr(config, "_oprt_seed"):
         given = config.getoption("--seed")
+        if hasattr(config, "workerinput"):  # a pytest-xdist worker: the seed the header printed
+            given = config.workerinput["oprt_seed"]
         config._oprt_seed = given if given is not None else random.randrange(2**31)
     return config._oprt_seed
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist (make test runs two workers): every worker draws from the one seed."""
+    node.workerinput["oprt_seed"] = _seed(node.config)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist's --dist loadgroup (make test), a module's tests stay on one worker (its
+    module fixtures, e.g. a graded class, run once), and every grader and hosting test shares one
+    worker: their sandboxes take uids from one fixed range, their cgroups split the machine's CPUs,
+    and test_class_holds measures CPU time, none of which two concurrent graders would leave alone."""
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        shared = module.startswith(("tests/grader/", "tests/hosting/"))
+        item.add_marker(pytest.mark.xdist_group("sandbox" if shared else module))
 
 
 def pytest_report_header(config):

@@ -37,6 +37,7 @@ def pytest_configure_node(node):
     node.workerinput["oprt_seed"] = _seed(node.config)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the marks
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist's --dist loadgroup (make test), a module's tests stay on one worker (its
     module fixtures, e.g. a graded class, run once), and every grader and hosting test shares one

@@ -144,7 +144,7 @@ def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.T
     the API allows at most 8 dims, the strided kernels' largest rank); what is left to refuse is
     an operator with no TileLang kernel, and what matmul's and attention's programs do not express.
     ``gpu`` (default: out is on a GPU) picks the GPU kernels' rules, so that a machine without a GPU can
-    check a case record's expected refusal against them (tests/runtime/test_tilelang_refusals.py)."""
+    check a case record's expected refusal against them (tests/runtime/ops/test_tilelang_refusals.py)."""
     op = signature.name
     gpu = out.device.type == "cuda" if gpu is None else gpu
     if not signature.tilelang:

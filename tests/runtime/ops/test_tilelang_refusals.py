@@ -15,10 +15,10 @@ import pytest
 
 import operator_runtime as ort
 from cases import load
+from cases.spec import DTYPES, tilelang_refusal
+from op_suite import build
 from operator_runtime._internal import plan_cache
-from cases.spec import DTYPES, T, tilelang_refusal
 from operator_runtime.ops import SIGNATURES
-from operator_runtime_testing.tensors import make_tensor
 
 tilelang_backend = pytest.importorskip("operator_runtime._internal.tilelang_backend")
 
@@ -39,7 +39,7 @@ def _kernel_operands(monkeypatch, op, case, dtype, gen):
 
     monkeypatch.setattr(tilelang_backend, "prepare", reached)
     plan_cache.cache_clear()  # a plan an earlier test left for this layout would skip prepare
-    inputs = [make_tensor(s, dtype, "cpu", gen) if isinstance(s, T) else s for s in case.inputs]
+    inputs = build(case.inputs, dtype, "cpu", gen)
     api = getattr(ort, load(op).API)
     try:
         api(*inputs, **case.attrs, backend="tilelang")

@@ -25,8 +25,9 @@ JOBS=${JOBS:-1}
 # check_performance cells compare against torch, and beside 11 other steps on an H100 (2026-12-07) lab 1's
 # copy reached "0.02x torch's speed" and failed
 TIMED=" grading labs lab-variants matmul-lab bench compile-times tune estimate sweep matmul-bench attention-bench "
-# a test that runs 5 minutes gets every thread's stack dumped into its step's log (a stall names itself)
-export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} -o faulthandler_timeout=300"
+# a test that runs 5 minutes (FAULTHANDLER_TIMEOUT=seconds) gets every thread's stack dumped into its step's log
+# (a stall names itself)
+export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} -o faulthandler_timeout=${FAULTHANDLER_TIMEOUT:-300}"
 BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
 mkdir -p "$OUT"
 export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1

@@ -22,6 +22,7 @@ from operator_runtime_testing.operators import get
 from operator_runtime_testing.performance import PerformanceResult
 from operator_course.book.roofline import compute_peak_gflops
 from operator_runtime_testing.timing import host_time_us, time_callable
+from operator_runtime_testing.tolerances import bench_tolerance
 
 CPU_MAX_ELEMENTS = 1 << 24  # bigger shapes are GPU-sized; --full runs them on the CPU anyway
 TINY_SHAPE = (8,)           # for host overhead: the kernel is negligible, the call is not
@@ -131,7 +132,8 @@ def _measure(op, backend, device, attrs, inputs, out, prepare, bench, compiled, 
     record = get(op)
     theirs = time_callable(lambda: record.torch_call(torch_out, *inputs, **attrs), device)
     expected = record.torch_call(torch_out, *inputs, **attrs)
-    if not torch.allclose(out.float(), expected.float(), rtol=1e-2, atol=1e-3, equal_nan=True):
+    rtol, atol = bench_tolerance(out.dtype)
+    if not torch.allclose(out.float(), expected.float(), rtol=rtol, atol=atol, equal_nan=True):
         notes.append("result differs from torch")  # a fast wrong kernel must not look good
     compiled_ms = None
     if compiled is not None:

@@ -23,6 +23,11 @@
 //     mma   the two kernels above only (the sm_80 path; a benchmark's baseline)
 //     wgmma the same as auto
 //     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
+//     pack  as auto, and: 16-bit operands the tensor-core kernels cannot read as they are (K or N
+//           not a multiple of 8) are copied into the workspace first (matmul_pack.cuh), and on
+//           sm_90 a batch of one with few output tiles splits K across blocks (f32 partials in the
+//           workspace, then summed). Written without a GPU (2026-12-07): auto once a GPU run has
+//           checked it (the suite with OPRT_MATMUL_STRATEGY=pack) and timed it.
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -31,27 +36,55 @@
 
 #include "cuda_launch.cuh"
 #include "matmul_descriptor.h"
+#include "matmul_pack.cuh"
 #include "matmul_wgmma.h"
 #include "tensor_core.cuh"
 
 using namespace oprt;
 
 namespace {
-enum Mode : int { kAuto = 0, kMma = 1, kWgmma = 2, kWgmmaPipe = 3 };
+enum Mode : int { kAuto = 0, kMma = 1, kWgmma = 2, kWgmmaPipe = 3, kPack = 4 };
 
 int mode_from_env() {
   const char* v = env_or("OPRT_MATMUL_STRATEGY", "auto");
   for (const auto [name, mode] : {std::pair{"auto", kAuto}, std::pair{"mma", kMma}, std::pair{"wgmma", kWgmma},
-                                  std::pair{"wgmma-pipe", kWgmmaPipe}})
+                                  std::pair{"wgmma-pipe", kWgmmaPipe}, std::pair{"pack", kPack}})
     if (std::strcmp(v, name) == 0) return mode;
-  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_MATMUL_STRATEGY=", v, " is not one of auto, mma, wgmma, wgmma-pipe");
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_MATMUL_STRATEGY=", v, " is not one of auto, mma, wgmma, wgmma-pipe, pack");
+}
+
+// What a call keeps in its workspace: the packed operands, then the split-K partials
+// (splits x M x N floats). Made the same way by create() (to size it) and by execute().
+struct Workspace {
+  matmul_pack::Packing packing;
+  int splits = 1;
+  int64_t partials_bytes = 0;
+  int64_t partials_offset() const { return matmul_pack::round_up(packing.workspace_bytes(), matmul_pack::kAlign); }
+  int64_t workspace_bytes() const { return splits > 1 ? partials_offset() + partials_bytes : packing.workspace_bytes(); }
+};
+
+bool has_tensor_cores() {  // sm_80 or newer: mma.sync m16n8k16, ldmatrix, cp.async
+  return compute_capability_major() >= 8;
+}
+
+Workspace matmul_layout(const MatmulDescriptor& d) {
+  Workspace w;
+  if (d.backend_variant != kPack) return w;
+  w.packing = matmul_pack::plan(d.plan, d.dtype, has_tensor_cores());
+#ifdef OPRT_HAVE_WGMMA
+  w.splits = matmul_wgmma_splits(d.plan, d.dtype);
+#endif
+  w.partials_bytes = w.splits > 1 ? int64_t{w.splits} * d.plan.m * d.plan.n * 4 : 0;
+  return w;
 }
 }  // namespace
 
 namespace oprt {
+// The workspace: copies of operands the tensor-core kernels cannot read as they are
+// (matmul_pack.cuh), then the split-K partials.
 size_t matmul_workspace_bytes(MatmulDescriptor& d) {
   d.backend_variant = mode_from_env();
-  return 0;
+  return static_cast<size_t>(matmul_layout(d).workspace_bytes());
 }
 }  // namespace oprt
 
@@ -330,10 +363,6 @@ __global__ void __launch_bounds__(SIMPLE_THREADS)
 // ---------------------------------------------------------------- host side
 constexpr int64_t kMaxGridY = 65535;
 
-bool has_tensor_cores() {  // sm_80 or newer: mma.sync m16n8k16, ldmatrix, cp.async
-  return compute_capability_major() >= 8;
-}
-
 // Whether an operand's rows can be copied 16 bytes at a time: a unit stride on one of its two
 // dims (inner), the other (ld) and the batch stride multiples of 8 elements, a 16-byte aligned
 // pointer. `outer` is the size of the dim ld steps over (its stride is irrelevant when <= 1).
@@ -413,14 +442,22 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
     if (p.empty()) return;
     const bool reads = p.k > 0;  // with K = 0, a and b are empty and may have no storage
     require_buffers({{out, "out", true}, {a, "a", reads}, {b, "b", reads}});
-#ifdef OPRT_HAVE_WGMMA
-    const bool wgmma = d.backend_variant != kMma;
-    if (wgmma && matmul_wgmma(p, d.dtype, a, b, out, as_cuda_stream(stream), d.backend_variant == kWgmmaPipe))
-      return;
-#endif
+    // The same layout create() sized the workspace for (none if that workspace is smaller: a
+    // descriptor made on another GPU than the one it runs on)
+    Workspace w = matmul_layout(d);
+    if (static_cast<int64_t>(d.workspace_bytes) < w.workspace_bytes()) w = {};
+    float* partials = w.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + w.partials_offset())
+                                   : nullptr;
+    const cudaStream_t s = as_cuda_stream(stream);
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
-      run(p, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), as_cuda_stream(stream));
+      const T *ta = static_cast<const T*>(a), *tb = static_cast<const T*>(b);
+      const MatmulPlan q = matmul_pack::apply(w.packing, p, ta, tb, workspace, s);
+#ifdef OPRT_HAVE_WGMMA
+      const bool wgmma = d.backend_variant != kMma;
+      if (wgmma && matmul_wgmma(q, d.dtype, ta, tb, out, s, d.backend_variant == kWgmmaPipe, w.splits, partials)) return;
+#endif
+      run(q, ta, tb, static_cast<T*>(out), s);
     });
   });
 }

@@ -51,6 +51,11 @@ constexpr int BOX_BYTES = 64 * 64 * 2;  // one MN-major box: [64 K][64 M or N]
 // Stages, 1024 bytes of slack to align them to the swizzle atom, then the mbarriers.
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
 constexpr int GROUP_M = 8;  // block order: 8 row tiles share B's columns in L2
+// Split K where the output has few tiles (decode-like M, a narrow N): 1 x 83 x 13113 was one block
+// walking 205 k-tiles on an idle GPU (0.01x cuBLAS, 2026-12-07). Each split gets at least
+// kMinSplitTiles k-tiles; at most kMaxSplits, so the partials (splits x M x N f32) stay small.
+constexpr int64_t kMinSplitTiles = 2, kMaxSplits = 32;
+inline int64_t k_tiles_of(const MatmulPlan& p) { return (p.k + BK - 1) / BK; }
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -176,10 +181,13 @@ __device__ __forceinline__ void wgmma_256(float (&d)[128], uint64_t desc_a, uint
 // PIPE (OPRT_MATMUL_STRATEGY=wgmma-pipe, an experiment): a consumer keeps one k-tile's wgmma
 // group in flight while it issues the next (wait_group 1, as CUTLASS's sm90 mainloop does)
 // and frees a stage one k-tile later; otherwise it waits for each group (wait_group 0).
+// Split K (partials != nullptr, batch 1): block row y multiplies k-tiles [y * per_split, (y + 1) *
+// per_split) only and writes its f32 sums to partials[y] (M x N, row-major); sum_splits adds them.
 template <class T, bool A_K, bool B_K, bool PIPE>
 __global__ void __launch_bounds__(THREADS, 1)
     matmul_wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                        T* __restrict__ out, MatmulPlan p, int a_batched, int b_batched) {
+                        T* __restrict__ out, MatmulPlan p, int a_batched, int b_batched, float* __restrict__ partials,
+                        int per_split) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023) & ~1023u;
@@ -207,6 +215,10 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int m0 = static_cast<int>((first_m + pid % span % group_m) * BM);
   const int n0 = static_cast<int>(pid % span / group_m * BN);
   const int k_tiles = static_cast<int>((p.k + BK - 1) / BK);
+  const bool split = partials != nullptr;  // then gridDim.y counts splits of K, not batches
+  const int kt_begin = split ? static_cast<int>(blockIdx.y) * per_split : 0;
+  const int kt_end = split ? min(k_tiles, kt_begin + per_split) : k_tiles;
+  const int64_t z_first = split ? 0 : blockIdx.y, z_step = split ? 1 : gridDim.y;
 
   // Registers: the compiler gets 168 per thread (384 threads); the producer gives most of its
   // back and the consumers take them (40 + 2 x 232 per lane of a warpgroup, 64512 of the SM's
@@ -216,9 +228,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
       int it = 0;  // stages filled so far, over every batch this block runs
-      for (int64_t z = blockIdx.y; z < p.batch; z += gridDim.y) {
+      for (int64_t z = z_first; z < p.batch; z += z_step) {
         const int za = a_batched ? static_cast<int>(z) : 0, zb = b_batched ? static_cast<int>(z) : 0;
-        for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+        for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
           const int s = it % STAGES, round = it / STAGES;
           if (round > 0) mbar_wait(empty(s), (round - 1) & 1);  // the consumers freed it
           mbar_expect_tx(full(s), STAGE_BYTES);
@@ -245,11 +257,11 @@ __global__ void __launch_bounds__(THREADS, 1)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
   const int c = wg - 1, warp = tid / 32, lane = tid % 32;
   int it = 0, held = -1;  // held (PIPE): the stage whose wgmma group may still be in flight
-  for (int64_t z = blockIdx.y; z < p.batch; z += gridDim.y) {
+  for (int64_t z = z_first; z < p.batch; z += z_step) {
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.f;
-    for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+    for (int kt = kt_begin; kt < kt_end; ++kt, ++it) {
       const int s = it % STAGES;
       mbar_wait(full(s), (it / STAGES) & 1);
       // This warpgroup's 64 rows of A: rows 64c.. of the K-major box, or the c-th MN-major box
@@ -294,6 +306,12 @@ __global__ void __launch_bounds__(THREADS, 1)
       for (int h = 0; h < 2; ++h) {
         const int64_t row = m0 + c * 64 + warp * 16 + lane / 4 + 8 * h, col = n0 + 8 * j + 2 * (lane % 4);
         if (row >= p.m || col >= p.n) continue;
+        if (split) {
+          float* part = partials + (static_cast<int64_t>(blockIdx.y) * p.m + row) * p.n + col;
+          part[0] = acc[4 * j + 2 * h];
+          if (col + 1 < p.n) part[1] = acc[4 * j + 2 * h + 1];
+          continue;
+        }
         T* dst = go + row * p.o_m + col * p.o_n;
         const float x = acc[4 * j + 2 * h], y = acc[4 * j + 2 * h + 1];
         if (p.o_n == 1 && col + 1 < p.n && (reinterpret_cast<uintptr_t>(dst) & 3) == 0) {
@@ -307,6 +325,17 @@ __global__ void __launch_bounds__(THREADS, 1)
 #else
   __trap();  // never launched: built for sm_90a only, and the host checks for compute capability 9.0
 #endif
+}
+
+// out = the sum of the splits' partials (in split order: the result does not depend on timing).
+template <class T>
+__global__ void sum_splits(const float* __restrict__ partials, int splits, T* __restrict__ out, MatmulPlan p) {
+  const int64_t mn = p.m * p.n;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < mn; i += int64_t{gridDim.x} * blockDim.x) {
+    float sum = 0.f;
+    for (int s = 0; s < splits; ++s) sum += partials[s * mn + i];
+    out[i / p.n * p.o_m + i % p.n * p.o_n] = from_float<T>(sum);
+  }
 }
 
 // ---------------------------------------------------------------- host side
@@ -379,7 +408,8 @@ bool tma_ok(int64_t inner_stride, int64_t inner, int64_t ld, int64_t outer, int6
 }
 
 template <class T, bool A_K, bool B_K, bool PIPE = false>
-void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream) {
+void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream, int splits,
+            float* partials) {
   constexpr CUtensorMapDataType type =
       std::is_same_v<T, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const int a_batched = p.batch > 1 && p.a_batch != 0, b_batched = p.batch > 1 && p.b_batch != 0;
@@ -391,37 +421,57 @@ void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaSt
   auto* kernel = matmul_wgmma_kernel<T, A_K, B_K, PIPE>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), SMEM_BYTES);
   const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min<int64_t>(p.batch, 65535)));
-  kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(map_a, map_b, static_cast<T*>(out), p, a_batched, b_batched);
+  const bool split = splits > 1 && partials != nullptr;
+  const int per_split = split ? static_cast<int>((k_tiles_of(p) + splits - 1) / splits) : 0;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split ? splits : std::min<int64_t>(p.batch, 65535)));
+  kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(map_a, map_b, static_cast<T*>(out), p, a_batched, b_batched,
+                                                split ? partials : nullptr, per_split);
   check_launch("matmul kernel (wgmma)");
+  if (split) {
+    sum_splits<T><<<grid_for(p.m * p.n, 256), 256, 0, stream>>>(partials, splits, static_cast<T*>(out), p);
+    check_launch("matmul split-K sum");
+  }
 }
 
 template <class T>
-bool run(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream, bool pipelined) {
+bool run(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStream_t stream, bool pipelined, int splits,
+         float* partials) {
   const int64_t ab = p.batch > 1 ? p.a_batch : 0, bb = p.batch > 1 ? p.b_batch : 0;
   const bool a_k = tma_ok(p.a_k, p.k, p.a_m, p.m, ab, a), a_m = tma_ok(p.a_m, p.m, p.a_k, p.k, ab, a);
   const bool b_k = tma_ok(p.b_k, p.k, p.b_n, p.n, bb, b), b_n = tma_ok(p.b_n, p.n, p.b_k, p.k, bb, b);
   if (!(a_k || a_m) || !(b_k || b_n)) return false;
   // Row-major preferred where a dim of size 1 makes both layouts true. The PIPE experiment is
   // built for the row-major pair only (the benchmarks' layout).
-  if (a_k && b_n && pipelined) launch<T, true, false, true>(p, a, b, out, stream);
-  else if (a_k && b_n) launch<T, true, false>(p, a, b, out, stream);
-  else if (a_k) launch<T, true, true>(p, a, b, out, stream);
-  else if (b_n) launch<T, false, false>(p, a, b, out, stream);
-  else launch<T, false, true>(p, a, b, out, stream);
+  if (a_k && b_n && pipelined) launch<T, true, false, true>(p, a, b, out, stream, splits, partials);
+  else if (a_k && b_n) launch<T, true, false>(p, a, b, out, stream, splits, partials);
+  else if (a_k) launch<T, true, true>(p, a, b, out, stream, splits, partials);
+  else if (b_n) launch<T, false, false>(p, a, b, out, stream, splits, partials);
+  else launch<T, false, true>(p, a, b, out, stream, splits, partials);
   return true;
 }
 }  // namespace
 
 namespace oprt {
+int matmul_wgmma_splits(const MatmulPlan& p, oprt_dtype dtype) {
+  if ((dtype != OPRT_DTYPE_F16 && dtype != OPRT_DTYPE_BF16) || p.batch != 1 || p.empty() || p.k <= 0 || !is_sm90())
+    return 1;
+  const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN), sms = sm_count();
+  if (tiles * 2 > sms) return 1;  // half the SMs or more already have a tile
+  const int64_t k_tiles = k_tiles_of(p);
+  int64_t splits = std::min<int64_t>({(sms + tiles - 1) / tiles, k_tiles / kMinSplitTiles, kMaxSplits});
+  if (splits < 2) return 1;
+  const int64_t per_split = (k_tiles + splits - 1) / splits;
+  return static_cast<int>((k_tiles + per_split - 1) / per_split);  // no split left without a k-tile
+}
+
 bool matmul_wgmma(const MatmulPlan& p, oprt_dtype dtype, const void* a, const void* b, void* out,
-                  cudaStream_t stream, bool pipelined) {
+                  cudaStream_t stream, bool pipelined, int splits, float* partials) {
   if (dtype != OPRT_DTYPE_F16 && dtype != OPRT_DTYPE_BF16) return false;
   constexpr int64_t kCoord = int64_t{1} << 31;  // TMA coordinates and the tile origins are int32
   if (p.k <= 0 || p.m >= kCoord || p.n >= kCoord || p.k >= kCoord || p.batch >= kCoord) return false;
   const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   if (tiles > INT32_MAX || !is_sm90()) return false;
-  if (dtype == OPRT_DTYPE_F16) return run<__half>(p, a, b, out, stream, pipelined);
-  return run<__nv_bfloat16>(p, a, b, out, stream, pipelined);
+  if (dtype == OPRT_DTYPE_F16) return run<__half>(p, a, b, out, stream, pipelined, splits, partials);
+  return run<__nv_bfloat16>(p, a, b, out, stream, pipelined, splits, partials);
 }
 }  // namespace oprt

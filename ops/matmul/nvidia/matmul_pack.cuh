@@ -59,11 +59,17 @@ inline Copy plan_copy(int64_t mn, int64_t k, int64_t s_mn, int64_t s_k, int64_t 
   return c;
 }
 
+// Below this many multiply-adds (M N K) the copies' launches cost more than the CUDA-core kernel
+// loses: on an H100 (2026-12-07) packing made 294 x 18 x 20 bf16 take 12.2 us instead of 5.7 and
+// 17 x 415 x 97 f16 15.1 instead of 14.0, while 26 x 6850 x 429 bf16 went from 50.8 us to 34.7.
+constexpr int64_t kMinPackWork = int64_t{1} << 22;
+
 // What to pack for this call: nothing for f32 (the CUDA-core kernel reads any layout at full
-// speed for it), K = 0, an empty output, or a GPU without tensor cores.
+// speed for it), K = 0, an empty output, a small call, or a GPU without tensor cores.
 inline Packing plan(const MatmulPlan& p, oprt_dtype dtype, bool tensor_cores) {
   Packing k;
   if (dtype == OPRT_DTYPE_F32 || p.empty() || p.k <= 0 || !tensor_cores) return k;
+  if (p.m * p.n * p.k < kMinPackWork) return k;  // (M, N, K < 2^31 each: the tensor's own limits)
   const int64_t ab = p.batch > 1 ? p.a_batch : 0, bb = p.batch > 1 ? p.b_batch : 0;
   k.a = plan_copy(p.m, p.k, p.a_m, p.a_k, ab, p.batch);
   k.b = plan_copy(p.n, p.k, p.b_n, p.b_k, bb, p.batch);

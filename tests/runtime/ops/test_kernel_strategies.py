@@ -17,7 +17,7 @@ from operator_runtime_testing.tensors import make_tensor
 
 MODES = {"softmax": ("OPRT_SOFTMAX_STRATEGY", ("cluster", "bulk", "bulk-256-2", "bulk-1024")),
          "reduce_sum": ("OPRT_REDUCE_SUM_STRATEGY", ("old",)),
-         "matmul": ("OPRT_MATMUL_STRATEGY", ("mma", "wgmma", "wgmma-pipe"))}
+         "matmul": ("OPRT_MATMUL_STRATEGY", ("mma", "wgmma", "wgmma-pipe", "plain"))}
 # The launch-shape overrides (OPRT_*_CONFIG): every kernel shape the sweep
 # (scripts/softmax_sweep.py) may try must give torch's results on every case. softmax's
 # threads/vals/rows/stages shape the 16-bit rows of 1025 to threads * vals elements (the

@@ -34,10 +34,13 @@ from operator_runtime_testing.tolerances import ATOL_PER_TERM
 
 OPS = ("softmax", "sum", "add", "matmul")
 DTYPES = (torch.float32, torch.bfloat16)
-# add's two alpha samples in two dtypes (matmul's 1-d or 2-d a times a batch, (10,) @ (5, 10, 5),
-# (5, 10) @ (5, 10, 5), (0, 0) @ (5, 0, 0), (10,) @ (5, 5, 10, 5), run on the C target since its kernel
-# repeats a batch of 1; the tilelang GPU kernel still refuses them by name)
-MOST_REFUSED = {"cpu": 4, "tilelang": 4}
+# Samples refused at most, per (backend, device): add's two alpha samples in two dtypes. (matmul's 1-d or
+# 2-d a times a batch, (10,) @ (5, 10, 5), (5, 10) @ (5, 10, 5), (0, 0) @ (5, 0, 0), (10,) @ (5, 5, 10, 5),
+# run on the C target since its kernel repeats a batch of 1.) The tilelang GPU kernel takes none of the
+# 30 matmul samples (float32, K or N not a multiple of 8, K = 0, a broadcast batch: its TMA copies and
+# T.gemm's rules, _refuse_matmul), and an H100 run (2026-12-07) failed on the bound of 4 it was held to;
+# each refusal still has to name the operator.
+MOST_REFUSED = {("cpu", "cpu"): 4, ("tilelang", "cpu"): 4, ("nvidia", "cuda"): 4, ("tilelang", "cuda"): 4 + 30}
 
 
 def _expecttest() -> None:
@@ -111,8 +114,9 @@ def samples(device: str):
 
 
 def test_opinfo_samples_match_torch_or_are_refused_by_name(backend, device):
-    if backend not in MOST_REFUSED:
-        pytest.skip(f"the samples run on the backends a CPU machine has ({', '.join(MOST_REFUSED)})")
+    bound = MOST_REFUSED.get((backend, torch.device(device).type))
+    if bound is None:
+        pytest.skip(f"no bound for {backend} on {device}: {', '.join(f'{b} on {d}' for b, d in MOST_REFUSED)}")
     right, refused, wrong = [], [], []
     for what, name, sample in samples(device):
         try:
@@ -134,4 +138,4 @@ def test_opinfo_samples_match_torch_or_are_refused_by_name(backend, device):
     print("\n".join(refused))
     assert not wrong, "\n".join(wrong)
     assert right, "no sample ran"
-    assert len(refused) <= MOST_REFUSED[backend], "\n".join(refused)
+    assert len(refused) <= bound, "\n".join(refused)

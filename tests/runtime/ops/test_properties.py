@@ -44,6 +44,21 @@ def check(op, result, *inputs, **attrs):
                          extra_atol=extra_atol(op, *inputs, **attrs), what=op)
 
 
+def check_or_refused(op, call, backend, device, *inputs, **attrs):
+    """check(op, call(), ...), or, on the tilelang backend on a GPU, a refusal that names the op: matmul's
+    and attention's GPU programs take 16-bit operands in the layouts their rules list (_refuse_matmul,
+    _refuse_attention), so most random draws are refused there. Such a draw failing the test sent
+    hypothesis into minutes of shrinking on an H100 (test-tilelang 'stalled' there, 2026-12-07)."""
+    try:
+        result = call()
+    except ort.UnsupportedError as e:
+        if not (backend == "tilelang" and torch.device(device).type == "cuda"):
+            raise
+        assert str(e).startswith(f"{op}:"), f"refused without naming {op}: {e}"
+        return
+    check(op, result, *inputs, **attrs)
+
+
 @SETTINGS
 @given(x=strided_tensors(), data=st.data())
 def test_copy_any_layout(x, data, backend, device):
@@ -94,9 +109,10 @@ def _any_layout(draw, shape, dtype, seed):
 @SETTINGS
 @given(data=st.data())
 def test_matmul_any_layout(data, backend, device):
-    """Random M, N, K (0 included), 2-d or batched with a broadcast batch, each operand in any
-    layout: the kernels' every path (packed tiles, strided loads, K = 0) against torch."""
-    m, n, k = (data.draw(st.integers(0, 9)) for _ in range(3))
+    """Random M, N, K (0 included; multiples of 8 among them, the rows the tensor-core and TMA kernels
+    copy whole), 2-d or batched with a broadcast batch, each operand in any layout: the kernels' every
+    path (packed tiles, strided loads, K = 0) against torch."""
+    m, n, k = (data.draw(st.one_of(st.integers(0, 9), st.sampled_from([16, 24]))) for _ in range(3))
     dtype = data.draw(st.sampled_from(DTYPES))
     batch = data.draw(st.sampled_from([None, 1, 2, 3]))
     shape_a, shape_b = (m, k), (k, n)
@@ -108,7 +124,7 @@ def test_matmul_any_layout(data, backend, device):
     seed = data.draw(st.integers(0, 2**31))
     a = _any_layout(data.draw, shape_a, dtype, seed).to(device)
     b = _any_layout(data.draw, shape_b, dtype, seed + 1).to(device)
-    check("matmul", ort.matmul(a, b, backend=backend), a, b)
+    check_or_refused("matmul", lambda: ort.matmul(a, b, backend=backend), backend, device, a, b)
 
 
 @SETTINGS
@@ -126,5 +142,6 @@ def test_scaled_dot_product_attention_any_layout(data, backend, device):
     q = _any_layout(data.draw, (b, kv_heads * group, sq, d), dtype, seed).to(device)
     k = _any_layout(data.draw, (b, kv_heads, sk, d), dtype, seed + 1).to(device)
     v = _any_layout(data.draw, (b, kv_heads, sk, dv), dtype, seed + 2).to(device)
-    check("scaled_dot_product_attention", ort.scaled_dot_product_attention(q, k, v, **attrs, backend=backend),
-          q, k, v, **attrs)
+    check_or_refused("scaled_dot_product_attention",
+                     lambda: ort.scaled_dot_product_attention(q, k, v, **attrs, backend=backend), backend, device,
+                     q, k, v, **attrs)

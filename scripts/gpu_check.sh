@@ -12,6 +12,8 @@
 #   STEPS="build matmul" bash scripts/gpu_check.sh            # matmul alone (~5 min): its tests on nvidia
 #       and tilelang, compute-sanitizer over its cases, its benchmark ($OUT/matmul-bench.json)
 #   STEPS="build attention" bash scripts/gpu_check.sh         # attention alone, the same five ($OUT/attention-bench.json)
+#   PACK_LOGS=1 ...                                           # the step logs as one $OUT/logs.tgz (the device tool
+#       returns 8 files of $OUT: the summary, the JSON results and the archive fit)
 #   JOBS=8 bash scripts/gpu_check.sh                          # the correctness steps 8 at a time (the whole check in
 #       one 10-minute call of the device tool); the steps that time (TIMED below) still run alone, on an idle GPU
 set -uo pipefail
@@ -142,4 +144,7 @@ wait
 for ((i = 0; i < ${#deferred[@]}; i += 2)); do eval "run_step ${deferred[i]} ${deferred[i + 1]}"; done
 echo "=== summary"
 cat "$OUT/summary.txt"
+if [ -n "${PACK_LOGS:-}" ] && compgen -G "$OUT/*.log" > /dev/null; then  # the device tool returns 8 files of $OUT
+  (cd "$OUT" && tar czf logs.tgz ./*.log && rm -f ./*.log)                # the step logs as one archive
+fi
 ! grep -qv ' rc=0 ' "$OUT/summary.txt"

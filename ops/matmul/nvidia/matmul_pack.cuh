@@ -24,7 +24,8 @@ constexpr int64_t kAlign = 256;     // where B's copy starts in the workspace (b
 
 inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// Whether an operand's strides give 16-byte rows along `inner` (the pointer is checked at execute).
+// Whether an operand's strides give 16-byte rows along `inner`. (Its pointer is not known here: an
+// operand 2 bytes off a 16-byte boundary, as a[:, 1:], is not packed and takes the CUDA-core kernel.)
 inline bool rows_ok(int64_t inner_stride, int64_t ld, int64_t outer, int64_t batch_stride) {
   return inner_stride == 1 && (outer <= 1 || ld % kRow == 0) && batch_stride % kRow == 0;
 }
@@ -46,12 +47,14 @@ struct Packing {
 
 // The copy of an operand with dims (mn, k) of strides (s_mn, s_k): none when a layout already has
 // 16-byte rows; else contiguous along whichever dim has unit stride (the copy's reads coalesce),
-// K when neither has.
+// K when neither has or both have. A dim of size 1 says nothing by its stride: a (1, 1995) A with
+// strides (1, 1999) is copied as one row of K, not as 1995 rows padded from 1 element to 8.
 inline Copy plan_copy(int64_t mn, int64_t k, int64_t s_mn, int64_t s_k, int64_t batch_stride, int64_t batch) {
   Copy c;
   if (rows_ok(s_k, s_mn, mn, batch_stride) || rows_ok(s_mn, s_k, k, batch_stride)) return c;
   c.needed = true;
-  c.k_inner = !(s_mn == 1 && s_k != 1);
+  const bool mn_unit = s_mn == 1 && mn > 1, k_unit = s_k == 1 && k > 1;
+  c.k_inner = !(mn_unit && !k_unit);
   c.inner = c.k_inner ? k : mn;
   c.outer = c.k_inner ? mn : k;
   c.ld = round_up(c.inner, kRow);
@@ -69,7 +72,7 @@ constexpr int64_t kMinPackWork = int64_t{1} << 22;
 inline Packing plan(const MatmulPlan& p, oprt_dtype dtype, bool tensor_cores) {
   Packing k;
   if (dtype == OPRT_DTYPE_F32 || p.empty() || p.k <= 0 || !tensor_cores) return k;
-  if (p.m * p.n * p.k < kMinPackWork) return k;  // (M, N, K < 2^31 each: the tensor's own limits)
+  if (p.m * p.n * p.k < kMinPackWork) return k;
   const int64_t ab = p.batch > 1 ? p.a_batch : 0, bb = p.batch > 1 ? p.b_batch : 0;
   k.a = plan_copy(p.m, p.k, p.a_m, p.a_k, ab, p.batch);
   k.b = plan_copy(p.n, p.k, p.b_n, p.b_k, bb, p.batch);

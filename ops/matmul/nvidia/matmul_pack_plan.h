@@ -1,0 +1,96 @@
+// Which 16-bit matmul operands to copy before the tensor-core kernels run, and the plan they then
+// see: host code only, so a CPU test builds it with the C++ compiler
+// (tests/runtime/test_matmul_pack_plan.py). The copies themselves: matmul_pack.cuh.
+#pragma once
+
+#include <cstdint>
+
+#include "matmul_descriptor.h"
+
+namespace oprt::matmul_pack {
+
+constexpr int64_t kRow = 8;         // elements per 16 bytes of a 16-bit dtype
+constexpr int64_t kAlign = 256;     // where B's copy starts in the workspace (bytes)
+
+inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// Whether an operand's strides give 16-byte rows along `inner`. (Its pointer is not known here: an
+// operand 2 bytes off a 16-byte boundary, as a[:, 1:], is not packed and takes the CUDA-core kernel.)
+inline bool rows_ok(int64_t inner_stride, int64_t ld, int64_t outer, int64_t batch_stride) {
+  return inner_stride == 1 && (outer <= 1 || ld % kRow == 0) && batch_stride % kRow == 0;
+}
+
+// One operand's copy: `inner` (the dim kept contiguous), `outer` rows of it `ld` elements apart,
+// `batches` matrices (1 when the operand is broadcast over the batch).
+struct Copy {
+  bool needed = false;
+  bool k_inner = false;  // K is the contiguous dim of the copy (A row-major, B column-major)
+  int64_t inner = 0, outer = 0, ld = 0, batches = 0;
+  int64_t bytes() const { return needed ? batches * outer * ld * 2 : 0; }
+};
+
+struct Packing {
+  Copy a, b;
+  int64_t b_offset() const { return round_up(a.bytes(), kAlign); }
+  int64_t workspace_bytes() const { return b.needed ? b_offset() + b.bytes() : a.bytes(); }
+};
+
+// The copy of an operand with dims (mn, k) of strides (s_mn, s_k): none when a layout already has
+// 16-byte rows; else contiguous along whichever dim has unit stride (the copy's reads coalesce),
+// K when neither has or both have. A dim of size 1 says nothing by its stride: a (1, 1995) A with
+// strides (1, 1999) is copied as one row of K, not as 1995 rows padded from 1 element to 8.
+inline Copy plan_copy(int64_t mn, int64_t k, int64_t s_mn, int64_t s_k, int64_t batch_stride, int64_t batch) {
+  Copy c;
+  if (rows_ok(s_k, s_mn, mn, batch_stride) || rows_ok(s_mn, s_k, k, batch_stride)) return c;
+  c.needed = true;
+  const bool mn_unit = s_mn == 1 && mn > 1, k_unit = s_k == 1 && k > 1;
+  c.k_inner = !(mn_unit && !k_unit);
+  c.inner = c.k_inner ? k : mn;
+  c.outer = c.k_inner ? mn : k;
+  c.ld = round_up(c.inner, kRow);
+  c.batches = batch_stride != 0 ? batch : 1;
+  return c;
+}
+
+// Below this many multiply-adds (M N K) the copies' launches cost more than the CUDA-core kernel
+// loses: on an H100 (2026-12-07) packing made 294 x 18 x 20 bf16 take 12.2 us instead of 5.7 and
+// 17 x 415 x 97 f16 15.1 instead of 14.0, while 26 x 6850 x 429 bf16 went from 50.8 us to 34.7.
+constexpr int64_t kMinPackWork = int64_t{1} << 22;
+
+// What to pack for this call: nothing for f32 (the CUDA-core kernel reads any layout at full
+// speed for it), K = 0, an empty output, a small call, or a GPU without tensor cores.
+inline Packing plan(const MatmulPlan& p, oprt_dtype dtype, bool tensor_cores) {
+  Packing k;
+  if (dtype == OPRT_DTYPE_F32 || p.empty() || p.k <= 0 || !tensor_cores) return k;
+  if (p.m * p.n * p.k < kMinPackWork) return k;
+  const int64_t ab = p.batch > 1 ? p.a_batch : 0, bb = p.batch > 1 ? p.b_batch : 0;
+  k.a = plan_copy(p.m, p.k, p.a_m, p.a_k, ab, p.batch);
+  k.b = plan_copy(p.n, p.k, p.b_n, p.b_k, bb, p.batch);
+  return k;
+}
+
+// The source strides a copy walks: along its contiguous dim (inner) and from one of its rows to the next.
+struct SourceStrides {
+  int64_t inner, outer;
+};
+inline SourceStrides source_strides(const Copy& c, int64_t s_mn, int64_t s_k) {
+  return c.k_inner ? SourceStrides{s_k, s_mn} : SourceStrides{s_mn, s_k};
+}
+
+// The plan the kernels see once the operands marked in `k` are their copies in the workspace (the
+// operand pointers move to the copies: matmul_pack.cuh's apply).
+inline MatmulPlan packed(const Packing& k, MatmulPlan p) {
+  if (k.a.needed) {
+    p.a_k = k.a.k_inner ? 1 : k.a.ld;
+    p.a_m = k.a.k_inner ? k.a.ld : 1;
+    p.a_batch = k.a.batches > 1 ? k.a.outer * k.a.ld : 0;
+  }
+  if (k.b.needed) {
+    p.b_k = k.b.k_inner ? 1 : k.b.ld;
+    p.b_n = k.b.k_inner ? k.b.ld : 1;
+    p.b_batch = k.b.batches > 1 ? k.b.outer * k.b.ld : 0;
+  }
+  return p;
+}
+
+}  // namespace oprt::matmul_pack

@@ -15,7 +15,7 @@
 #include <cstdint>
 
 #include "cuda_launch.cuh"
-#include "matmul_pack_plan.h"
+#include "matmul_workspace_plan.h"
 
 namespace oprt::matmul_pack {
 

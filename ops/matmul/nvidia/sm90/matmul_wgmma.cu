@@ -38,6 +38,7 @@
 
 #include "cuda_launch.cuh"
 #include "matmul_wgmma.h"
+#include "matmul_workspace_plan.h"
 #include "tensor_core.cuh"  // pack_pair
 
 using namespace oprt;
@@ -51,15 +52,6 @@ constexpr int BOX_BYTES = 64 * 64 * 2;  // one MN-major box: [64 K][64 M or N]
 // Stages, 1024 bytes of slack to align them to the swizzle atom, then the mbarriers.
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
 constexpr int GROUP_M = 8;  // block order: 8 row tiles share B's columns in L2
-// Split K where the output has few tiles and they are mostly empty (M or N of at most 64 in a 128 x
-// 256 tile: decode rows, a narrow N): 1 x 83 x 13113 was one block walking 205 k-tiles on an idle
-// GPU (0.01x cuBLAS on an H100, 2026-12-07). Each split gets at least kMinSplitTiles k-tiles, and
-// there are at most kMaxSplits and few enough that writing and reading the partials (splits x M x N
-// f32) moves at most a quarter of the operands' bytes. Measured there with 5 splits: 8 x 4096 x
-// 4096 bf16 0.29x -> 0.79x and 16 x 8192 x 8192 f16 0.61x -> 0.78x, but 128 x 8192 x 8192 f16
-// 0.59x -> 0.53x and 1000^3 f16 0.68x -> 0.41x (full tiles; partials of 21 and 20 MB), hence the rules.
-constexpr int64_t kMinSplitTiles = 2, kMaxSplits = 32, kSplitMaxMN = 64;
-inline int64_t k_tiles_of(const MatmulPlan& p) { return (p.k + BK - 1) / BK; }
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -426,7 +418,7 @@ void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaSt
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), SMEM_BYTES);
   const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN);
   const bool split = splits > 1 && partials != nullptr;
-  const int per_split = split ? static_cast<int>((k_tiles_of(p) + splits - 1) / splits) : 0;
+  const int per_split = split ? static_cast<int>(matmul_pack::k_tiles_per_split((p.k + BK - 1) / BK, splits)) : 0;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split ? splits : std::min<int64_t>(p.batch, 65535)));
   kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(map_a, map_b, static_cast<T*>(out), p, a_batched, b_batched,
                                                 split ? partials : nullptr, per_split);
@@ -456,19 +448,10 @@ bool run(const MatmulPlan& p, const void* a, const void* b, void* out, cudaStrea
 }  // namespace
 
 namespace oprt {
+// Split K (matmul_workspace_plan.h's rules) for 16-bit operands on an sm_90 GPU.
 int matmul_wgmma_splits(const MatmulPlan& p, oprt_dtype dtype) {
-  if ((dtype != OPRT_DTYPE_F16 && dtype != OPRT_DTYPE_BF16) || p.batch != 1 || p.empty() || p.k <= 0 || !is_sm90())
-    return 1;
-  const int64_t tiles = ((p.m + BM - 1) / BM) * ((p.n + BN - 1) / BN), sms = sm_count();
-  if (tiles * 2 > sms) return 1;  // half the SMs or more already have a tile
-  if (p.m > kSplitMaxMN && p.n > kSplitMaxMN) return 1;  // full tiles: the partials cost more than they save
-  const int64_t k_tiles = k_tiles_of(p);
-  const int64_t operand_bytes = (p.m + p.n) * p.k * 2, partial_bytes = p.m * p.n * 4 * 2;  // written, read
-  int64_t splits = std::min<int64_t>({(sms + tiles - 1) / tiles, k_tiles / kMinSplitTiles, kMaxSplits,
-                                      operand_bytes / 4 / partial_bytes});
-  if (splits < 2) return 1;
-  const int64_t per_split = (k_tiles + splits - 1) / splits;
-  return static_cast<int>((k_tiles + per_split - 1) / per_split);  // no split left without a k-tile
+  if ((dtype != OPRT_DTYPE_F16 && dtype != OPRT_DTYPE_BF16) || !is_sm90()) return 1;
+  return static_cast<int>(matmul_pack::split_k(p, sm_count(), BM, BN, BK));
 }
 
 bool matmul_wgmma(const MatmulPlan& p, oprt_dtype dtype, const void* a, const void* b, void* out,

@@ -1,8 +1,10 @@
-// Which 16-bit matmul operands to copy before the tensor-core kernels run, and the plan they then
-// see: host code only, so a CPU test builds it with the C++ compiler
-// (tests/runtime/test_matmul_pack_plan.py). The copies themselves: matmul_pack.cuh.
+// What the nvidia matmul keeps in its workspace, decided on the host: which 16-bit operands to copy
+// before the tensor-core kernels run and the plan they then see (matmul_pack.cuh makes the copies),
+// and how many ways the sm_90 kernel splits K (sm90/matmul_wgmma.cu). Host code only, so a CPU test
+// builds it with the C++ compiler (tests/runtime/test_matmul_workspace_plan.py).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "matmul_descriptor.h"
@@ -91,6 +93,34 @@ inline MatmulPlan packed(const Packing& k, MatmulPlan p) {
     p.b_batch = k.b.batches > 1 ? k.b.outer * k.b.ld : 0;
   }
   return p;
+}
+
+// Split K where the output has few tiles and they are mostly empty (M or N of at most 64 in a 128 x
+// 256 tile: decode rows, a narrow N): 1 x 83 x 13113 was one block walking 205 k-tiles on an idle
+// GPU (0.01x cuBLAS on an H100, 2026-12-07). Each split gets at least kMinSplitTiles k-tiles, and
+// there are at most kMaxSplits and few enough that writing and reading the partials (splits x M x N
+// f32) moves at most a quarter of the operands' bytes. Measured there with 5 splits: 8 x 4096 x
+// 4096 bf16 0.29x -> 0.79x and 16 x 8192 x 8192 f16 0.61x -> 0.78x, but 128 x 8192 x 8192 f16
+// 0.59x -> 0.53x and 1000^3 f16 0.68x -> 0.41x (full tiles; partials of 21 and 20 MB), hence the rules.
+constexpr int64_t kMinSplitTiles = 2, kMaxSplits = 32, kSplitMaxMN = 64;
+
+// The k-tiles of depth bk that each split of K walks, for `splits` splits.
+inline int64_t k_tiles_per_split(int64_t k_tiles, int64_t splits) { return (k_tiles + splits - 1) / splits; }
+
+// How many ways to split K (1: none) for a batch-1 output of bm x bn tiles and k-tiles of bk on a GPU
+// of `sms` SMs. Never a split without a k-tile: the count is that of k_tiles_per_split's pieces.
+inline int64_t split_k(const MatmulPlan& p, int64_t sms, int64_t bm, int64_t bn, int64_t bk) {
+  if (p.batch != 1 || p.empty() || p.k <= 0) return 1;
+  const int64_t tiles = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn);
+  if (tiles * 2 > sms) return 1;  // half the SMs or more already have a tile
+  if (p.m > kSplitMaxMN && p.n > kSplitMaxMN) return 1;  // full tiles: the partials cost more than they save
+  const int64_t k_tiles = (p.k + bk - 1) / bk;
+  const int64_t operand_bytes = (p.m + p.n) * p.k * 2, partial_bytes = p.m * p.n * 4 * 2;  // written, read
+  const int64_t splits = std::min<int64_t>({(sms + tiles - 1) / tiles, k_tiles / kMinSplitTiles, kMaxSplits,
+                                            operand_bytes / 4 / partial_bytes});
+  if (splits < 2) return 1;
+  const int64_t per_split = k_tiles_per_split(k_tiles, splits);
+  return (k_tiles + per_split - 1) / per_split;
 }
 
 }  // namespace oprt::matmul_pack

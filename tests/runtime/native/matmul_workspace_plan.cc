@@ -1,15 +1,19 @@
-// Checks ops/matmul/nvidia/matmul_pack_plan.h on the CPU (tests/runtime/test_matmul_pack_plan.py):
+// Checks ops/matmul/nvidia/matmul_workspace_plan.h on the CPU (tests/runtime/test_matmul_workspace_plan.py).
+// Packing:
 // over 16-bit operands of many shapes, batches and layouts, an operand is copied exactly when no
 // layout of it has 16-byte rows; the copy (simulated here as matmul_pack.cuh's pack_kernel walks
 // it) read through the packed plan gives every element the original plan gives, never a pad
 // element, and stays inside its part of the workspace; the packed plan's rows are 16-byte rows; the
 // copy reads along the source's contiguous dim, and never makes rows of one element.
+// Split-K: every k-tile in exactly one split, none empty, at most kMaxSplits, splits only of a batch
+// of one whose tiles fill under half the SMs with M or N <= 64, and partials within a quarter of the
+// operands' bytes.
 // Prints "FAIL ..." per broken case, then "checked N".
 #include <cstdint>
 #include <cstdio>
 #include <vector>
 
-#include "matmul_pack_plan.h"
+#include "matmul_workspace_plan.h"
 
 using namespace oprt;
 using namespace oprt::matmul_pack;
@@ -71,6 +75,33 @@ void strides_of(int layout, int64_t mn, int64_t k, int64_t pad, int64_t& s_mn, i
 
 }  // namespace
 
+// split_k over M, N, K and SM counts, with the sm_90 kernel's tiles (128 x 256, k-tiles of 64).
+int64_t check_splits() {
+  constexpr int64_t bm = 128, bn = 256, bk = 64;
+  int64_t checked = 0;
+  for (int64_t sms : {1, 78, 114, 132})
+    for (int64_t m : {1, 8, 16, 64, 65, 128, 1000, 1089})
+      for (int64_t n : {1, 8, 83, 1000, 4096, 8192, 50257})
+        for (int64_t k : {1, 63, 64, 129, 1000, 4096, 13113, 100003})
+          for (int64_t batch : {1, 2}) {
+            MatmulPlan p;
+            p.batch = batch, p.m = m, p.n = n, p.k = k;
+            ++checked;
+            const int64_t splits = split_k(p, sms, bm, bn, bk);
+            const int64_t tiles = ((m + bm - 1) / bm) * ((n + bn - 1) / bn), k_tiles = (k + bk - 1) / bk;
+            if (splits < 1 || splits > kMaxSplits) fail("split count out of range", p, 'k');
+            if (splits == 1) continue;
+            if (batch != 1 || tiles * 2 > sms || (m > kSplitMaxMN && n > kSplitMaxMN))
+              fail("split where the rules say not to", p, 'k');
+            if (splits * m * n * 4 * 2 > (m + n) * k * 2 / 4) fail("partials past a quarter of the operands", p, 'k');
+            const int64_t per = k_tiles_per_split(k_tiles, splits);  // as the kernel's launch computes it
+            if (per < kMinSplitTiles && k_tiles >= kMinSplitTiles) fail("a split of fewer k-tiles than the minimum", p, 'k');
+            if (per * splits < k_tiles) fail("k-tiles no split walks", p, 'k');
+            if (per * (splits - 1) >= k_tiles) fail("a split with no k-tile", p, 'k');
+          }
+  return checked;
+}
+
 struct Shape {
   int64_t m, n, k;
 };
@@ -118,6 +149,7 @@ int main() {
                     check_operand(p, 'b', k16.b, n, k, bb ? batch : 1, p.b_n, p.b_k, bb, q.b_n, q.b_k,
                                   batch > 1 ? q.b_batch : 0, k16.b_offset(), total);
                 }
+  checked += check_splits();
   std::printf("checked %lld\n", static_cast<long long>(checked));
   return failures ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 # what: a causal mask that leaves out the diagonal (j < i): row 0 sees no key and comes out 0 / 0
 # check: tilelang scaled_dot_product_attention attention_program
-# says: NaN | summed no keys | key i included
+# says: NaN | computed NaN there, or never wrote them | summed no keys | key i included
 def attention_program(dtype: str, gpu: bool):
     batch, heads = T.dynamic("batch", "int64"), T.dynamic("heads", "int64")
     seq, dim = T.dynamic("seq", "int64"), T.dynamic("dim", "int64")

@@ -263,3 +263,31 @@ def test_matmul_workspace_is_checked(backend, device):
         torch.testing.assert_close(out, a @ b, rtol=1e-5, atol=1e-4)
     finally:
         c.b.destroy(h)
+
+
+def test_matmul_packing_workspace_is_checked(backend, device):
+    """The nvidia matmul copies 16-bit operands whose rows are not 16 bytes (K = 1995, N = 90) into its
+    workspace before the tensor-core kernels read them (ops/matmul/nvidia/matmul_pack.cuh): it asks for
+    that workspace, refuses one too small, and with it gives a @ b."""
+    if backend != "nvidia" or device != "cuda":
+        pytest.skip("the packing workspace is the nvidia backend's, on a GPU with tensor cores")
+    if torch.cuda.get_device_capability()[0] < 8:
+        pytest.skip("packing is for the tensor-core kernels (sm_80 and newer)")
+    c = Contract(backend, "matmul")
+    a = torch.randn(70, 1995, device=device).to(torch.bfloat16)
+    b = torch.randn(1995, 90, device=device).to(torch.bfloat16)
+    out = torch.empty(70, 90, device=device, dtype=torch.bfloat16)
+    code, h = c.create(view((70, 90), dtype=2), view((70, 1995), dtype=2), view((1995, 90), dtype=2))
+    assert code == 0, c.error()
+    try:
+        size = ctypes.c_size_t()
+        assert c.b.workspace_size(h, ctypes.byref(size)) == 0
+        assert size.value >= (70 * 2000 + 1995 * 96) * 2, size.value  # both copies, rows rounded up to 8
+        ws = torch.empty(size.value, dtype=torch.uint8, device=device)
+        assert c.execute(h, out.data_ptr(), [a.data_ptr(), b.data_ptr()], ws.data_ptr(), size.value - 1) == \
+            STATUS["WORKSPACE_TOO_SMALL"]
+        assert c.execute(h, out.data_ptr(), [a.data_ptr(), b.data_ptr()], ws.data_ptr(), size.value) == 0, c.error()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out.float(), a.float() @ b.float(), rtol=1.6e-2, atol=0.5)
+    finally:
+        c.b.destroy(h)

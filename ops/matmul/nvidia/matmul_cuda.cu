@@ -56,29 +56,18 @@ int mode_from_env() {
   fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_MATMUL_STRATEGY=", v, " is not one of auto, mma, wgmma, wgmma-pipe, plain");
 }
 
-// What a call keeps in its workspace: the packed operands, then the split-K partials
-// (splits x M x N floats). Made the same way by create() (to size it) and by execute().
-struct Workspace {
-  matmul_pack::Packing packing;
-  int splits = 1;
-  int64_t partials_bytes = 0;
-  int64_t partials_offset() const { return matmul_pack::round_up(packing.workspace_bytes(), matmul_pack::kAlign); }
-  int64_t workspace_bytes() const { return splits > 1 ? partials_offset() + partials_bytes : packing.workspace_bytes(); }
-};
-
 bool has_tensor_cores() {  // sm_80 or newer: mma.sync m16n8k16, ldmatrix, cp.async
   return compute_capability_major() >= 8;
 }
 
-Workspace matmul_layout(const MatmulDescriptor& d) {
-  Workspace w;
-  if (d.backend_variant == kPlain || d.backend_variant == kMma) return w;
-  w.packing = matmul_pack::plan(d.plan, d.dtype, has_tensor_cores());
+// The workspace this descriptor's calls use (matmul_workspace_plan.h): none in the plain and mma modes.
+matmul_pack::Workspace matmul_layout(const MatmulDescriptor& d) {
+  if (d.backend_variant == kPlain || d.backend_variant == kMma) return {};
+  int splits = 1;
 #ifdef OPRT_HAVE_WGMMA
-  w.splits = matmul_wgmma_splits(d.plan, d.dtype);
+  splits = matmul_wgmma_splits(d.plan, d.dtype);
 #endif
-  w.partials_bytes = w.splits > 1 ? int64_t{w.splits} * d.plan.m * d.plan.n * 4 : 0;
-  return w;
+  return matmul_pack::workspace_for(matmul_pack::plan(d.plan, d.dtype, has_tensor_cores()), splits, d.plan);
 }
 }  // namespace
 
@@ -370,8 +359,7 @@ constexpr int64_t kMaxGridY = 65535;
 // dims (inner), the other (ld) and the batch stride multiples of 8 elements, a 16-byte aligned
 // pointer. `outer` is the size of the dim ld steps over (its stride is irrelevant when <= 1).
 bool rows_of_16_bytes(int64_t inner_stride, int64_t ld, int64_t outer, int64_t batch_stride, const void* ptr) {
-  return inner_stride == 1 && (outer <= 1 || ld % 8 == 0) && batch_stride % 8 == 0 &&
-         reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
+  return matmul_pack::rows_ok(inner_stride, ld, outer, batch_stride) && reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
 }
 
 template <class T, class C, bool A_K, bool B_K>
@@ -447,7 +435,7 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
     require_buffers({{out, "out", true}, {a, "a", reads}, {b, "b", reads}});
     // The same layout create() sized the workspace for (none if that workspace is smaller: a
     // descriptor made on another GPU than the one it runs on)
-    Workspace w = matmul_layout(d);
+    matmul_pack::Workspace w = matmul_layout(d);
     if (static_cast<int64_t>(d.workspace_bytes) < w.workspace_bytes()) w = {};
     float* partials = w.splits > 1 ? reinterpret_cast<float*>(static_cast<unsigned char*>(workspace) + w.partials_offset())
                                    : nullptr;

@@ -104,6 +104,20 @@ inline MatmulPlan packed(const Packing& k, MatmulPlan p) {
 // 0.59x -> 0.53x and 1000^3 f16 0.68x -> 0.41x (full tiles; partials of 21 and 20 MB), hence the rules.
 constexpr int64_t kMinSplitTiles = 2, kMaxSplits = 32, kSplitMaxMN = 64;
 
+// What a call keeps in its workspace: the packed operands, then the split-K partials (splits x M x N
+// floats). Made the same way by create() (to size it) and by execute() (matmul_cuda.cu).
+struct Workspace {
+  Packing packing;
+  int splits = 1;
+  int64_t partials_bytes = 0;
+  int64_t partials_offset() const { return round_up(packing.workspace_bytes(), kAlign); }
+  int64_t workspace_bytes() const { return splits > 1 ? partials_offset() + partials_bytes : packing.workspace_bytes(); }
+};
+
+inline Workspace workspace_for(const Packing& packing, int splits, const MatmulPlan& p) {
+  return {packing, splits, splits > 1 ? int64_t{splits} * p.m * p.n * 4 : 0};
+}
+
 // The k-tiles of depth bk that each split of K walks, for `splits` splits.
 inline int64_t k_tiles_per_split(int64_t k_tiles, int64_t splits) { return (k_tiles + splits - 1) / splits; }
 

@@ -142,6 +142,10 @@ int main() {
                   if (k16.b.needed && k16.b_offset() % kAlign != 0) fail("B's copy is not aligned", p, 'b');
                   const MatmulPlan q = packed(k16, p);
                   const int64_t total = k16.workspace_bytes();
+                  const Workspace w = workspace_for(k16, 3, p);  // the partials after the copies, aligned
+                  if (w.partials_offset() % kAlign || w.partials_offset() < total ||
+                      w.workspace_bytes() != w.partials_offset() + 3 * m * n * 4)
+                    fail("the split-K partials overlap the copies or are misaligned", p, 'w');
                   if (k16.a.needed)
                     check_operand(p, 'a', k16.a, m, k, ab ? batch : 1, p.a_m, p.a_k, ab, q.a_m, q.a_k,
                                   batch > 1 ? q.a_batch : 0, 0, k16.b.needed ? k16.b_offset() : total);

@@ -4,7 +4,8 @@ of many shapes (1, odd, K = 1995, N = 83), batches (repeated or not) and layouts
 padded leading strides). An operand is copied exactly when no layout of it has 16-byte rows (and the call is
 large enough); the copy, simulated as the pack kernel walks it, read through the packed plan gives every
 element and never a pad, inside its part of the workspace. Split-K: every k-tile in one non-empty split, and
-splits only where its rules allow. A GPU run checks the kernels themselves."""
+splits only where its rules allow. The skinny kernel: taken for outputs of at most 8 rows or columns, K
+covered once by its splits, the transposed plan naming the same elements. A GPU run checks the kernels."""
 
 from __future__ import annotations
 

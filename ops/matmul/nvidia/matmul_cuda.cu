@@ -1,6 +1,6 @@
 // matmul on NVIDIA GPUs: f32 accumulation, the result rounded once to out's dtype.
 //
-// Three kernels, chosen per call:
+// Four kernels, chosen per call:
 // - Tensor cores (f16/bf16 on sm_80+): a 128 x 128 block tile (128 x 256 for large outputs), K
 //   in steps of 32, 8 warps of 64 x 32 (64 x 64) each, mma.sync m16n8k16 with f32 accumulators
 //   in registers. Operand tiles reach shared memory by cp.async, STAGES deep (the loads of steps k+1, k+2 fly while step k
@@ -23,7 +23,9 @@
 //     mma   the two kernels above only (the sm_80 path; a benchmark's baseline)
 //     wgmma the same as auto
 //     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
-//     plain as auto, without the two below (a benchmark's baseline for them)
+//     plain as auto, without the three below (a benchmark's baseline for them)
+// - In auto and wgmma, on any GPU: an output of at most 8 rows or 8 columns (decode, a matrix times
+//   a few vectors) takes the skinny kernel (matmul_skinny.cuh), which streams B once on CUDA cores.
 // - In auto and wgmma: 16-bit operands the tensor-core kernels cannot read as they are (K or N
 //   not a multiple of 8) are copied into the workspace first (matmul_pack.cuh), and on sm_90 a
 //   batch of one whose few output tiles are mostly empty splits K across blocks (f32 partials in
@@ -40,6 +42,7 @@
 #include "cuda_launch.cuh"
 #include "matmul_descriptor.h"
 #include "matmul_pack.cuh"
+#include "matmul_skinny.cuh"
 #include "matmul_wgmma.h"
 #include "tensor_core.cuh"
 
@@ -63,6 +66,8 @@ bool has_tensor_cores() {  // sm_80 or newer: mma.sync m16n8k16, ldmatrix, cp.as
 // The workspace this descriptor's calls use (matmul_workspace_plan.h): none in the plain and mma modes.
 matmul_pack::Workspace matmul_layout(const MatmulDescriptor& d) {
   if (d.backend_variant == kPlain || d.backend_variant == kMma) return {};
+  const matmul_pack::Skinny skinny = matmul_pack::skinny(d.plan, sm_count());
+  if (skinny.on) return matmul_pack::workspace_for(skinny, d.plan);
   int splits = 1;
 #ifdef OPRT_HAVE_WGMMA
   splits = matmul_wgmma_splits(d.plan, d.dtype);
@@ -443,6 +448,7 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
       const T *ta = static_cast<const T*>(a), *tb = static_cast<const T*>(b);
+      if (w.skinny.on) return matmul_skinny::run(w.skinny, p, ta, tb, static_cast<T*>(out), partials, s);
       const MatmulPlan q = matmul_pack::apply(w.packing, p, ta, tb, workspace, s);
 #ifdef OPRT_HAVE_WGMMA
       const bool wgmma = d.backend_variant != kMma;

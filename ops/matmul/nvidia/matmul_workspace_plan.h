@@ -104,10 +104,61 @@ inline MatmulPlan packed(const Packing& k, MatmulPlan p) {
 // 0.59x -> 0.53x and 1000^3 f16 0.68x -> 0.41x (full tiles; partials of 21 and 20 MB), hence the rules.
 constexpr int64_t kMinSplitTiles = 2, kMaxSplits = 32, kSplitMaxMN = 64;
 
+// The same product with the roles of rows and columns swapped: out^T = b^T a^T (M and N, A and B,
+// and out's two strides trade places). The skinny kernel sees an output of few columns this way.
+inline MatmulPlan transposed(MatmulPlan p) {
+  MatmulPlan t = p;
+  t.m = p.n, t.n = p.m;
+  t.a_batch = p.b_batch, t.a_m = p.b_n, t.a_k = p.b_k;
+  t.b_batch = p.a_batch, t.b_k = p.a_k, t.b_n = p.a_m;
+  t.o_m = p.o_n, t.o_n = p.o_m;
+  return t;
+}
+
+// The skinny kernel (matmul_skinny.cuh): outputs of at most kSkinnyRows rows, or of at most that many
+// columns (transposed to rows), on CUDA cores. Such a product is a matrix-vector product in all but
+// name: it reads each element of B once and does kSkinnyRows multiply-adds with it at most, so B's
+// bytes set its time. The tensor-core kernels fill a 128-row tile with one to eight rows there: on an
+// H100 (2026-12-07) 1 x 83 x 13113 f16 ran at 0.33x cuBLAS and 8 x 4096 x 4096 bf16 at 0.79x with split-K.
+constexpr int64_t kSkinnyRows = 8;
+constexpr int64_t kSkinnyThreads = 256;
+constexpr int64_t kSkinnyColumnsKContiguous = 32;  // per block: 8 warps of 4 columns, lanes along K
+constexpr int64_t kSkinnyColumnsNContiguous = 256;  // per block: 32 lanes of 8 columns, warps along K
+constexpr int64_t kSkinnySplitDepth = 256;          // a split's K is a multiple of this (whole 8-element chunks)
+constexpr int64_t kSkinnyMaxSplits = 64;
+
+struct Skinny {
+  bool on = false;
+  bool transposed = false;    // the kernel sees transposed(plan)
+  bool n_contiguous = false;  // B (as the kernel sees it) has unit stride along N: lanes along N
+  int64_t splits = 1, k_per_split = 0;
+};
+
+// Whether the skinny kernel takes this call, and how it splits K: a batch of one whose blocks would
+// fill under four per SM splits K into pieces of at least kSkinnySplitDepth, partials summed after.
+inline Skinny skinny(const MatmulPlan& p, int64_t sms) {
+  Skinny s;
+  if (p.empty() || p.k <= 0 || (p.m > kSkinnyRows && p.n > kSkinnyRows)) return s;
+  s.on = true;
+  s.transposed = p.m > kSkinnyRows;
+  const MatmulPlan q = s.transposed ? transposed(p) : p;
+  s.n_contiguous = q.b_n == 1 && q.n > 1;
+  const int64_t columns = s.n_contiguous ? kSkinnyColumnsNContiguous : kSkinnyColumnsKContiguous;
+  const int64_t blocks = (q.n + columns - 1) / columns;
+  int64_t splits = 1;
+  if (q.batch == 1)
+    splits = std::min<int64_t>({(4 * sms + blocks - 1) / blocks, (q.k + kSkinnySplitDepth - 1) / kSkinnySplitDepth,
+                                kSkinnyMaxSplits});
+  s.k_per_split = round_up((q.k + splits - 1) / splits, kSkinnySplitDepth);
+  s.splits = (q.k + s.k_per_split - 1) / s.k_per_split;
+  return s;
+}
+
 // What a call keeps in its workspace: the packed operands, then the split-K partials (splits x M x N
 // floats). Made the same way by create() (to size it) and by execute() (matmul_cuda.cu).
 struct Workspace {
   Packing packing;
+  Skinny skinny;  // when on: no packing, and `splits` are the skinny kernel's
   int splits = 1;
   int64_t partials_bytes = 0;
   int64_t partials_offset() const { return round_up(packing.workspace_bytes(), kAlign); }
@@ -115,7 +166,10 @@ struct Workspace {
 };
 
 inline Workspace workspace_for(const Packing& packing, int splits, const MatmulPlan& p) {
-  return {packing, splits, splits > 1 ? int64_t{splits} * p.m * p.n * 4 : 0};
+  return {packing, {}, splits, splits > 1 ? int64_t{splits} * p.m * p.n * 4 : 0};
+}
+inline Workspace workspace_for(const Skinny& s, const MatmulPlan& p) {
+  return {{}, s, static_cast<int>(s.splits), s.splits > 1 ? s.splits * p.m * p.n * 4 : 0};
 }
 
 // The k-tiles of depth bk that each split of K walks, for `splits` splits.

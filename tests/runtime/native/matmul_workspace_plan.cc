@@ -8,9 +8,11 @@
 // Split-K: every k-tile in exactly one split, none empty, at most kMaxSplits, splits only of a batch
 // of one whose tiles fill under half the SMs with M or N <= 64, and partials within a quarter of the
 // operands' bytes.
+// Skinny: see check_skinny.
 // Prints "FAIL ..." per broken case, then "checked N".
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "matmul_workspace_plan.h"
@@ -102,6 +104,51 @@ int64_t check_splits() {
   return checked;
 }
 
+// skinny over M, N, K, batches and SM counts: taken exactly when M or N is at most kSkinnyRows,
+// transposed exactly when only N is; a split only of a batch of one, every K index in exactly one
+// non-empty split of whole kSkinnySplitDepth pieces; the transposed plan names the same elements
+// (out[i][j] at out^T[j][i], a[i][k] at b^T[k][i]) and transposing twice gives the plan back.
+int64_t check_skinny() {
+  int64_t checked = 0;
+  for (int64_t sms : {1, 132})
+    for (int64_t m : {1, 2, 7, 8, 9, 64, 2000})
+      for (int64_t n : {1, 3, 8, 9, 83, 4096})
+        for (int64_t k : {1, 255, 256, 257, 1030, 13113})
+          for (int64_t batch : {1, 3})
+            for (bool n_unit : {false, true}) {
+              MatmulPlan p;
+              p.batch = batch, p.m = m, p.n = n, p.k = k;
+              p.a_m = k, p.a_k = 1, p.a_batch = m * k;
+              p.b_k = n_unit ? n : 1, p.b_n = n_unit ? 1 : k, p.b_batch = n * k;
+              p.o_m = n, p.o_n = 1, p.o_batch = m * n;
+              ++checked;
+              const Skinny s = skinny(p, sms);
+              if (s.on != (m <= kSkinnyRows || n <= kSkinnyRows)) fail("skinny taken where it must not be, or not", p, 's');
+              if (!s.on) continue;
+              if (s.transposed != (m > kSkinnyRows)) fail("transposed when rows are few, or not when columns are", p, 's');
+              const MatmulPlan q = s.transposed ? transposed(p) : p;
+              if (q.m > kSkinnyRows) fail("the kernel sees more rows than it holds", p, 's');
+              if (s.n_contiguous != (q.b_n == 1 && q.n > 1)) fail("the wrong form for B's layout", p, 's');
+              if (s.splits < 1 || s.splits > kSkinnyMaxSplits || (batch > 1 && s.splits > 1)) fail("split count", p, 's');
+              if (s.k_per_split % kSkinnySplitDepth) fail("a split not of whole pieces", p, 's');
+              if (s.k_per_split * s.splits < k || s.k_per_split * (s.splits - 1) >= k) fail("K not covered once", p, 's');
+              const Workspace w = workspace_for(s, p);
+              if (w.packing.workspace_bytes() || w.partials_offset() ||
+                  w.workspace_bytes() != (s.splits > 1 ? s.splits * m * n * 4 : 0))
+                fail("the skinny workspace is not just the partials", p, 's');
+              const MatmulPlan t = transposed(p), back = transposed(t);
+              if (std::memcmp(&back, &p, sizeof p)) fail("transposing twice changes the plan", p, 't');
+              for (int64_t i : {int64_t{0}, m - 1})
+                for (int64_t j : {int64_t{0}, n - 1})
+                  for (int64_t kk : {int64_t{0}, k - 1})
+                    if (i * p.o_m + j * p.o_n != j * t.o_m + i * t.o_n ||
+                        i * p.a_m + kk * p.a_k != kk * t.b_k + i * t.b_n ||
+                        kk * p.b_k + j * p.b_n != j * t.a_m + kk * t.a_k || p.a_batch != t.b_batch)
+                      fail("the transposed plan names other elements", p, 't');
+            }
+  return checked;
+}
+
 struct Shape {
   int64_t m, n, k;
 };
@@ -154,6 +201,7 @@ int main() {
                                   batch > 1 ? q.b_batch : 0, k16.b_offset(), total);
                 }
   checked += check_splits();
+  checked += check_skinny();
   std::printf("checked %lld\n", static_cast<long long>(checked));
   return failures ? 1 : 0;
 }

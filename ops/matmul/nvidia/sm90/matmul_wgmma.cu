@@ -37,6 +37,7 @@
 #include <type_traits>
 
 #include "cuda_launch.cuh"
+#include "matmul_sum_splits.cuh"
 #include "matmul_wgmma.h"
 #include "matmul_workspace_plan.h"
 #include "tensor_core.cuh"  // pack_pair
@@ -323,17 +324,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 #endif
 }
 
-// out = the sum of the splits' partials (in split order: the result does not depend on timing).
-template <class T>
-__global__ void sum_splits(const float* __restrict__ partials, int splits, T* __restrict__ out, MatmulPlan p) {
-  const int64_t mn = p.m * p.n;
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < mn; i += int64_t{gridDim.x} * blockDim.x) {
-    float sum = 0.f;
-    for (int s = 0; s < splits; ++s) sum += partials[s * mn + i];
-    out[i / p.n * p.o_m + i % p.n * p.o_n] = from_float<T>(sum);
-  }
-}
-
 // ---------------------------------------------------------------- host side
 PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
   // The driver's entry point through the runtime, so the library links nothing new (no -lcuda).
@@ -423,10 +413,7 @@ void launch(const MatmulPlan& p, const void* a, const void* b, void* out, cudaSt
   kernel<<<grid, THREADS, SMEM_BYTES, stream>>>(map_a, map_b, static_cast<T*>(out), p, a_batched, b_batched,
                                                 split ? partials : nullptr, per_split);
   check_launch("matmul kernel (wgmma)");
-  if (split) {
-    sum_splits<T><<<grid_for(p.m * p.n, 256), 256, 0, stream>>>(partials, splits, static_cast<T*>(out), p);
-    check_launch("matmul split-K sum");
-  }
+  if (split) matmul_sum_splits::launch(partials, splits, static_cast<T*>(out), p, stream);
 }
 
 template <class T>

@@ -34,6 +34,7 @@ from typing import Callable, NamedTuple
 import torch
 
 from . import checks
+from ..errors import UnsupportedError
 
 MAXSIZE = 64
 # A plan with a larger workspace is not kept: it would pin that memory while idle, and a call
@@ -260,12 +261,16 @@ def run_eager(signature, out: torch.Tensor, inputs: tuple[torch.Tensor, ...], at
             code = entry.run(out, inputs, key[2])  # the layouts are the key's; only the addresses are new
             if code:
                 entry.plan.raise_for(code)
+            refused = False
+        except UnsupportedError:  # the plan cannot take these addresses (tilelang's TMA matmul and a
+            refused = True        # misaligned view): prepare() below finds the way that can (a staged one)
         finally:
             if _idle.setdefault(key, entry) is not entry:  # PlanCache.put
                 entry.close()
             elif len(_idle) > _cache.maxsize:
                 _cache._evict()
-        return out
+        if not refused:
+            return out
     if key is not None:
         _cache._misses += 1
     with prepare(out, *inputs, *attrs, backend=backend) as prepared:

@@ -24,6 +24,7 @@ import ctypes
 import functools
 import importlib.util
 import logging
+import math
 import sys
 import threading
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from types import ModuleType
 import torch
 
 from ..errors import BackendUnavailableError, UnsupportedError
+from . import tilelang_staging
 from .backends import installed
 from .prepared import PreparedBase
 from .signature import OpSignature
@@ -51,7 +53,7 @@ def contiguous_program(op: str) -> str:
 
 def strided_program(op: str) -> str:
     """The factory for any other layout: sizes and strides passed to the kernel ("tiles" ops have
-    none: matmul's _refuse_matmul says what its one program takes)."""
+    none: matmul's _matmul_layout_problem says what its one program takes)."""
     return f"{op}_strided_program"
 
 
@@ -156,36 +158,45 @@ def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.T
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: bool) -> None:
-    """What ops/matmul/tilelang/matmul.py expresses: contiguous operands, on the CPU of one batch or a
-    batch of 1 repeated over the other's (torch.matmul's broadcast), on a GPU of one batch and
-    f16/bf16 with the 16-byte row strides and alignment its TMA copies need, on the CPU (its C
-    kernel loads element by element) f32, f16 and bf16 of any sizes."""
-    for name, t in (("out", out), ("a", a), ("b", b)):
-        if not t.is_contiguous():
-            raise UnsupportedError(f"matmul: the tilelang backend needs contiguous tensors; {name} has strides "
-                                   f"{t.stride()} for shape {tuple(t.shape)}")
+    """What no tilelang matmul expresses, staged or not (tilelang_staging.py stages the layouts its
+    program does not read: _matmul_layout_problem): batches that do not broadcast to out's, int32
+    sizes, and on a GPU K = 0 (a TMA descriptor cannot describe an empty dim) and float32 (T.gemm
+    would round it to tf32). On the CPU its C kernel multiplies f32, f16 and bf16 of any sizes."""
     batches = [t.shape[0] if t.dim() == 3 else 1 for t in (a, b, out)]
-    if gpu and batches[0] != batches[1]:
-        raise UnsupportedError(f"matmul: the tilelang GPU kernel needs a and b of one batch (no broadcasting: its "
-                               f"TMA copies index both by the block's batch); a is {tuple(a.shape)}, b is {tuple(b.shape)}")
     if any(z not in (1, batches[2]) for z in batches[:2]):  # the C kernel repeats a batch of 1 (matmul.py)
         raise UnsupportedError(f"matmul: a {tuple(a.shape)} and b {tuple(b.shape)} have batches that do not broadcast "
                                f"to out's {tuple(out.shape)}")
-    if max(t.numel() for t in (out, a, b)) >= 2**31:
+    staged = tilelang_staging.staged_shapes(out, a, b, gpu)
+    if max(math.prod(s) for s in (*staged, out.shape, a.shape, b.shape)) >= 2**31:
         raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
                                "not expressible")
     if not gpu:
         return
-    k, n = a.shape[-1], b.shape[-1]
-    if out.numel() and k == 0:
+    if out.numel() and a.shape[-1] == 0:
         raise UnsupportedError("matmul: the tilelang kernel needs K >= 1 (a TMA descriptor cannot describe an empty "
                                "dim); K = 0 gives zeros on the cpu and nvidia backends")
-    if k % 8 or n % 8 or any(t.data_ptr() % 16 for t in (out, a, b) if t.numel()):
-        raise UnsupportedError(f"matmul: the tilelang kernel copies rows with TMA, which needs 16-byte row strides: "
-                               f"K and N must be multiples of 8 (got K={k}, N={n}) and the tensors 16-byte aligned")
     if out.dtype not in (torch.float16, torch.bfloat16):
         raise UnsupportedError(f"matmul: the tilelang backend multiplies float16 and bfloat16 (T.gemm on {out.dtype} "
                                f"would round to tf32); the nvidia backend runs float32")
+
+
+def _matmul_layout_problem(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: bool) -> str | None:
+    """Why ops/matmul/tilelang/matmul.py cannot take these operands as they are (None: it can). It
+    reads contiguous tensors; on a GPU its TMA copies index a and b by one batch and need 16-byte
+    rows: K and N multiples of 8, 16-byte aligned pointers. Such a call is staged (tilelang_staging.py)."""
+    for name, t in (("out", out), ("a", a), ("b", b)):
+        if not t.is_contiguous():
+            return f"{name} has strides {t.stride()} for shape {tuple(t.shape)}"
+    if not gpu:
+        return None
+    if (a.shape[0] if a.dim() == 3 else 1) != (b.shape[0] if b.dim() == 3 else 1):
+        return f"a {tuple(a.shape)} and b {tuple(b.shape)} are of different batches"
+    k, n = a.shape[-1], b.shape[-1]
+    if k % tilelang_staging.ROW or n % tilelang_staging.ROW:
+        return f"K={k} and N={n} are not both multiples of {tilelang_staging.ROW}"
+    if any(t.data_ptr() % 16 for t in (out, a, b) if t.numel()):
+        return "a data pointer is not 16-byte aligned"
+    return None
 
 
 def _refuse_attention(op: str, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -581,10 +592,10 @@ class AlignedPlan:
 
 
 class AlignmentCheckedPlan:
-    """A KernelPlan whose kernel needs every data pointer on a 16-byte boundary and has no
-    fallback (matmul's TMA copies on the GPU): prepare refuses a misaligned tensor
-    (_refuse_matmul), and since the eager plan cache keys layouts, not offsets, a cache hit
-    and run(new buffers) are checked here the same way, on every call."""
+    """A KernelPlan whose kernel needs every data pointer on a 16-byte boundary (matmul's TMA copies
+    on the GPU): prepare stages a misaligned tensor (tilelang_staging.py), but the eager plan cache
+    keys layouts, not offsets, and run(new buffers) keeps the plan: both are checked here on every
+    call and refused (an eager call then prepares afresh, staged: plan_cache.run_eager)."""
 
     workspace_bytes = 0
 
@@ -596,7 +607,8 @@ class AlignmentCheckedPlan:
             for p in (out, *inputs_and_stream[:-1]):  # the stream (last) is not a pointer
                 if p and p & 15:
                     raise UnsupportedError(f"{op}: the tilelang kernel copies with TMA, which needs the tensors "
-                                           f"16-byte aligned (a data pointer is {p % 16} bytes past a boundary)")
+                                           f"16-byte aligned (a data pointer is {p % 16} bytes past a boundary); "
+                                           f"prepare with these tensors instead (their copies are aligned)")
             return plan_call(out, *inputs_and_stream)
 
         self.call = call
@@ -724,7 +736,11 @@ class TileLangPrepared(PreparedBase):
         return f"<prepared {self.op} on tilelang: {'closed' if self._closed else tuple(self._layouts[0][0])}>"
 
 
-def prepare(signature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple) -> TileLangPrepared:
-    """The tilelang end of bind_prepared: refuse what the kernels do not express, else compile."""
+def prepare(signature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs: tuple):
+    """The tilelang end of bind_prepared: refuse what the kernels do not express, stage the matmul
+    operands its program does not read as they are (tilelang_staging.py), else compile."""
     _refuse(signature, out, inputs)
+    if signature.tilelang == "tiles" and out.numel() and _matmul_layout_problem(out, *inputs.values(), out.is_cuda):
+        return tilelang_staging.StagedMatmul(signature, out, *inputs.values(),
+                                             lambda o, a, b: TileLangPrepared(signature, o, (a, b), attrs))
     return TileLangPrepared(signature, out, tuple(inputs.values()), attrs)

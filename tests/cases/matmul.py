@@ -64,6 +64,8 @@ def correctness_cases():
         Case("skinny-k-contiguous-unaligned", (T((8, 4100)), T((4100, 40), layout="transposed"))),
         Case("skinny-tall", (T((2000, 1030)), T((1030, 3)))),
         Case("skinny-batched", (T((3, 2, 600)), T((3, 600, 40)))),
+        # Few output tiles and a long K: split over blocks (the CUDA-core kernel's f32, the wgmma kernel's 16-bit).
+        Case("split-k-few-tiles", (T((45, 2000)), T((2000, 100)))),
         Case("skinny-offset", (T((6, 1000), layout="offset"), T((1000, 264), layout="offset"))),
         Case("extreme-values", (T((6, 40), values="extreme"), T((40, 8), values="extreme"))),
         # torch.matmul's other forms (PyTorch's OpInfo samples): vectors on either side, N-d batches that

@@ -14,7 +14,7 @@
 //   ldmatrix's 8 row reads hit 8 distinct bank groups (conflict-free) without a swizzle.
 // - CUDA cores (f32, or any layout the tensor-core path cannot load): a 64 x 64 tile, K in
 //   steps of 16 through shared memory, 4 x 4 outputs per thread; every load through the plan's
-//   strides, bounds-checked.
+//   strides, bounds-checked. A batch of one with few tiles splits K as the wgmma kernel does.
 // - wgmma + TMA (f16/bf16 on compute capability 9.0, sm90/matmul_wgmma.cu), the default there:
 //   on the H200 it ran 4096^3 at 0.82-0.88x cuBLAS and 8192^3 at 0.94-0.95x (62-68% of the dense
 //   peak) where the mma.sync kernel reached 0.31-0.42x (data/bench/matmul/h200-wgmma.json).
@@ -50,6 +50,7 @@ using namespace oprt;
 
 namespace {
 enum Mode : int { kAuto = 0, kMma = 1, kWgmma = 2, kWgmmaPipe = 3, kPlain = 4 };
+constexpr int TM = 64, TN = 64, TK = 16, SIMPLE_THREADS = 256;  // the CUDA-core kernel's tiles
 
 int mode_from_env() {
   const char* v = env_or("OPRT_MATMUL_STRATEGY", "auto");
@@ -68,9 +69,11 @@ matmul_pack::Workspace matmul_layout(const MatmulDescriptor& d) {
   if (d.backend_variant == kPlain || d.backend_variant == kMma) return {};
   const matmul_pack::Skinny skinny = matmul_pack::skinny(d.plan, sm_count());
   if (skinny.on) return matmul_pack::workspace_for(skinny, d.plan);
-  int splits = 1;
+  // f32 always takes the CUDA-core kernel, which splits K by the same rules over its 64 x 64 tiles
+  // (45 x 1493 x 9249 f32 was 24 blocks walking K on an H100: 0.06x cuBLAS)
+  int splits = d.dtype == OPRT_DTYPE_F32 ? static_cast<int>(matmul_pack::split_k(d.plan, sm_count(), TM, TN, TK)) : 1;
 #ifdef OPRT_HAVE_WGMMA
-  splits = matmul_wgmma_splits(d.plan, d.dtype);
+  if (d.dtype != OPRT_DTYPE_F32) splits = matmul_wgmma_splits(d.plan, d.dtype);
 #endif
   return matmul_pack::workspace_for(matmul_pack::plan(d.plan, d.dtype, has_tensor_cores()), splits, d.plan);
 }
@@ -304,11 +307,13 @@ __global__ void __launch_bounds__(THREADS, C::MIN_BLOCKS)
 }
 
 // ---------------------------------------------------------------- CUDA-core kernel
-constexpr int TM = 64, TN = 64, TK = 16, SIMPLE_THREADS = 256;
 
+// partials (split K, a batch of one): block y sums K from y * k_per_split (a multiple of TK) for
+// k_per_split and writes its f32 sums to partials[y] (M x N), added by matmul_sum_splits.cuh.
 template <class T>
 __global__ void __launch_bounds__(SIMPLE_THREADS)
-    matmul_tiled_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, MatmulPlan p) {
+    matmul_tiled_kernel(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ out, MatmulPlan p,
+                        float* __restrict__ partials, int64_t k_per_split) {
   __shared__ float as[TK][TM + 1];  // as[k][m]
   __shared__ float bs[TK][TN + 1];  // bs[k][n]
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;  // outputs (ty + 16 i, tx + 16 j)
@@ -316,20 +321,23 @@ __global__ void __launch_bounds__(SIMPLE_THREADS)
   const int64_t m0 = blockIdx.x / n_tiles * TM, n0 = blockIdx.x % n_tiles * TN;
   // Walk each operand's contiguous dim with consecutive threads (coalesced loads).
   const bool a_k_fast = p.a_k == 1, b_n_fast = p.b_n == 1;
-  for (int64_t z = blockIdx.y; z < p.batch; z += gridDim.y) {
+  const bool split = partials != nullptr;  // then grid y counts pieces of K, not batches
+  const int64_t k_begin = split ? blockIdx.y * k_per_split : 0;
+  const int64_t k_end = split && k_begin + k_per_split < p.k ? k_begin + k_per_split : p.k;
+  for (int64_t z = split ? 0 : blockIdx.y; z < p.batch; z += split ? p.batch : gridDim.y) {
     const T* ga = a + z * p.a_batch;
     const T* gb = b + z * p.b_batch;
     float acc[4][4] = {};
-    for (int64_t k0 = 0; k0 < p.k; k0 += TK) {
+    for (int64_t k0 = k_begin; k0 < k_end; k0 += TK) {
       for (int e = threadIdx.x; e < TM * TK; e += SIMPLE_THREADS) {
         const int kk = a_k_fast ? e % TK : e / TM, mm = a_k_fast ? e / TK : e % TM;
         const int64_t gm = m0 + mm, gk = k0 + kk;
-        as[kk][mm] = gm < p.m && gk < p.k ? to_float(ga[gm * p.a_m + gk * p.a_k]) : 0.f;
+        as[kk][mm] = gm < p.m && gk < k_end ? to_float(ga[gm * p.a_m + gk * p.a_k]) : 0.f;
       }
       for (int e = threadIdx.x; e < TN * TK; e += SIMPLE_THREADS) {
         const int kk = b_n_fast ? e / TN : e % TK, nn = b_n_fast ? e % TN : e / TK;
         const int64_t gk = k0 + kk, gn = n0 + nn;
-        bs[kk][nn] = gk < p.k && gn < p.n ? to_float(gb[gk * p.b_k + gn * p.b_n]) : 0.f;
+        bs[kk][nn] = gk < k_end && gn < p.n ? to_float(gb[gk * p.b_k + gn * p.b_n]) : 0.f;
       }
       __syncthreads();
 #pragma unroll
@@ -352,7 +360,9 @@ __global__ void __launch_bounds__(SIMPLE_THREADS)
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int64_t row = m0 + ty + 16 * i, col = n0 + tx + 16 * j;
-        if (row < p.m && col < p.n) go[row * p.o_m + col * p.o_n] = from_float<T>(acc[i][j]);
+        if (row >= p.m || col >= p.n) continue;
+        if (split) partials[(blockIdx.y * p.m + row) * p.n + col] = acc[i][j];
+        else go[row * p.o_m + col * p.o_n] = from_float<T>(acc[i][j]);
       }
   }
 }
@@ -388,13 +398,18 @@ void launch_mma(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_
   check_launch("matmul kernel (tensor cores)");
 }
 
+// splits > 1 (tiled_splits, f32 only): K split that many ways, the partial sums in `partials`.
 template <class T>
-void launch_tiled(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream) {
+void launch_tiled(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream, int splits = 1,
+                  float* partials = nullptr) {
   const int64_t tiles = ((p.m + TM - 1) / TM) * ((p.n + TN - 1) / TN);
   if (tiles > INT32_MAX) fail(OPRT_STATUS_NOT_SUPPORTED, "matmul: ", tiles, " output tiles exceed one grid");
-  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(std::min(p.batch, kMaxGridY)));
-  matmul_tiled_kernel<T><<<grid, SIMPLE_THREADS, 0, stream>>>(a, b, out, p);
+  const bool split = splits > 1 && partials != nullptr;
+  const int64_t per_split = split ? matmul_pack::k_tiles_per_split((p.k + TK - 1) / TK, splits) * TK : 0;
+  const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(split ? splits : std::min(p.batch, kMaxGridY)));
+  matmul_tiled_kernel<T><<<grid, SIMPLE_THREADS, 0, stream>>>(a, b, out, p, split ? partials : nullptr, per_split);
   check_launch("matmul kernel (CUDA cores)");
+  if (split) matmul_sum_splits::launch(partials, splits, out, p, stream);
 }
 
 // 128 x 256 tiles for outputs of 1024 x 1024 and more: from there the square tiles' extra loads
@@ -412,8 +427,9 @@ void launch_layout(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStre
   return launch_mma<T, C, false, true>(p, a, b, out, stream);
 }
 
+// splits and partials: the workspace's split of K, which the CUDA-core kernel takes (the mma.sync one does not).
 template <class T>
-void run(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream) {
+void run(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream, int splits, float* partials) {
   if constexpr (!std::is_same_v<T, float>) {
     const int64_t ab = p.batch > 1 ? p.a_batch : 0, bb = p.batch > 1 ? p.b_batch : 0;
     const bool a_k = rows_of_16_bytes(p.a_k, p.a_m, p.m, ab, a);  // A row-major: K contiguous
@@ -425,7 +441,7 @@ void run(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t strea
       return launch_layout<T, Square>(p, a, b, out, stream, a_k, b_n);
     }
   }
-  launch_tiled(p, a, b, out, stream);
+  launch_tiled(p, a, b, out, stream, splits, partials);
 }
 }  // namespace
 
@@ -454,7 +470,7 @@ extern "C" OPRT_API oprt_status oprt_execute_matmul(const oprt_matmul_descriptor
       const bool wgmma = d.backend_variant != kMma;
       if (wgmma && matmul_wgmma(q, d.dtype, ta, tb, out, s, d.backend_variant == kWgmmaPipe, w.splits, partials)) return;
 #endif
-      run(q, ta, tb, static_cast<T*>(out), s);
+      run(q, ta, tb, static_cast<T*>(out), s, w.splits, partials);
     });
   });
 }

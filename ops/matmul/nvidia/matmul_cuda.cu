@@ -25,7 +25,8 @@
 //     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
 //     plain as auto, without the three below (a benchmark's baseline for them)
 // - In auto and wgmma, on any GPU: an output of at most 8 rows or 8 columns (decode, a matrix times
-//   a few vectors) takes the skinny kernel (matmul_skinny.cuh), which streams B once on CUDA cores.
+//   a few vectors; for 16-bit at most 4, and at most 8192 the other way: matmul_workspace_plan.h)
+//   takes the skinny kernel (matmul_skinny.cuh), which streams B once on CUDA cores.
 // - In auto and wgmma: 16-bit operands the tensor-core kernels cannot read as they are (K or N
 //   not a multiple of 8) are copied into the workspace first (matmul_pack.cuh), and on sm_90 a
 //   batch of one whose few output tiles are mostly empty splits K across blocks (f32 partials in
@@ -67,7 +68,7 @@ bool has_tensor_cores() {  // sm_80 or newer: mma.sync m16n8k16, ldmatrix, cp.as
 // The workspace this descriptor's calls use (matmul_workspace_plan.h): none in the plain and mma modes.
 matmul_pack::Workspace matmul_layout(const MatmulDescriptor& d) {
   if (d.backend_variant == kPlain || d.backend_variant == kMma) return {};
-  const matmul_pack::Skinny skinny = matmul_pack::skinny(d.plan, sm_count());
+  const matmul_pack::Skinny skinny = matmul_pack::skinny(d.plan, d.dtype, sm_count());
   if (skinny.on) return matmul_pack::workspace_for(skinny, d.plan);
   // f32 always takes the CUDA-core kernel, which splits K by the same rules over its 64 x 64 tiles
   // (45 x 1493 x 9249 f32 was 24 blocks walking K on an H100: 0.06x cuBLAS)

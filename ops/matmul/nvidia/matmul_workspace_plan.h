@@ -121,6 +121,13 @@ inline MatmulPlan transposed(MatmulPlan p) {
 // bytes set its time. The tensor-core kernels fill a 128-row tile with one to eight rows there: on an
 // H100 (2026-12-07) 1 x 83 x 13113 f16 ran at 0.33x cuBLAS and 8 x 4096 x 4096 bf16 at 0.79x with split-K.
 constexpr int64_t kSkinnyRows = 8;
+// For 16-bit operands the tensor-core kernels (split-K) stay ahead past 4 rows or 8192 columns: on an H100
+// (2026-12-07, same process, ours / cuBLAS in us) the skinny kernel ran 1 x 4096 x 4096 bf16 in 15.5 / 11.8
+// (split-K wgmma 43.6), 4 x 4096 x 4096 in 27.4 / 14.0 (43.3), 2 x 4096 x 11008 in 46.9 / 36.0 (104.4), but
+// 8 x 4096 x 4096 in 47.5 / 11.2 (42.8), 8 x 14336 x 4096 f16 in 142 / 44 (55), 1 x 50257 x 4096 in 212 / 157
+// (159), 1 x 11008 x 4096 in 59.5 / 35.6 (47.0). f32 has no tensor-core kernel: every shape gained (1 x 4096 x
+// 4096 28.8 / 30.5, against 504 on the 64 x 64 tiles; 8 x 8192 x 8192 268 / 130, against 1007).
+constexpr int64_t kSkinnyRows16 = 4, kSkinnyColumns16 = 8192;
 constexpr int64_t kSkinnyThreads = 256;
 constexpr int64_t kSkinnyColumnsKContiguous = 32;  // per block: 8 warps of 4 columns, lanes along K
 constexpr int64_t kSkinnyColumnsNContiguous = 256;  // per block: 32 lanes of 8 columns, warps along K
@@ -136,12 +143,15 @@ struct Skinny {
 
 // Whether the skinny kernel takes this call, and how it splits K: a batch of one whose blocks would
 // fill under four per SM splits K into pieces of at least kSkinnySplitDepth, partials summed after.
-inline Skinny skinny(const MatmulPlan& p, int64_t sms) {
+inline Skinny skinny(const MatmulPlan& p, oprt_dtype dtype, int64_t sms) {
   Skinny s;
-  if (p.empty() || p.k <= 0 || (p.m > kSkinnyRows && p.n > kSkinnyRows)) return s;
-  s.on = true;
-  s.transposed = p.m > kSkinnyRows;
+  const bool f32 = dtype == OPRT_DTYPE_F32;
+  const int64_t rows = f32 ? kSkinnyRows : kSkinnyRows16;
+  if (p.empty() || p.k <= 0 || (p.m > rows && p.n > rows)) return s;
+  s.transposed = p.m > rows;
   const MatmulPlan q = s.transposed ? transposed(p) : p;
+  if (!f32 && q.n > kSkinnyColumns16) return {};
+  s.on = true;
   s.n_contiguous = q.b_n == 1 && q.n > 1;
   const int64_t columns = s.n_contiguous ? kSkinnyColumnsNContiguous : kSkinnyColumnsKContiguous;
   const int64_t blocks = (q.n + columns - 1) / columns;

@@ -104,30 +104,35 @@ int64_t check_splits() {
   return checked;
 }
 
-// skinny over M, N, K, batches and SM counts: taken exactly when M or N is at most kSkinnyRows,
+// skinny over M, N, K, batches, dtypes and SM counts: taken exactly when M or N is at most kSkinnyRows
+// (16-bit: kSkinnyRows16, and the other dim at most kSkinnyColumns16),
 // transposed exactly when only N is; a split only of a batch of one, every K index in exactly one
 // non-empty split of whole kSkinnySplitDepth pieces; the transposed plan names the same elements
 // (out[i][j] at out^T[j][i], a[i][k] at b^T[k][i]) and transposing twice gives the plan back.
 int64_t check_skinny() {
   int64_t checked = 0;
   for (int64_t sms : {1, 132})
-    for (int64_t m : {1, 2, 7, 8, 9, 64, 2000})
-      for (int64_t n : {1, 3, 8, 9, 83, 4096})
+    for (int64_t m : {1, 2, 4, 5, 7, 8, 9, 64, 9000})
+      for (int64_t n : {1, 3, 4, 5, 8, 9, 83, 4096, 8193})
         for (int64_t k : {1, 255, 256, 257, 1030, 13113})
           for (int64_t batch : {1, 3})
-            for (bool n_unit : {false, true}) {
+            for (bool n_unit : {false, true})
+              for (oprt_dtype dtype : {OPRT_DTYPE_F32, OPRT_DTYPE_BF16}) {
               MatmulPlan p;
               p.batch = batch, p.m = m, p.n = n, p.k = k;
               p.a_m = k, p.a_k = 1, p.a_batch = m * k;
               p.b_k = n_unit ? n : 1, p.b_n = n_unit ? 1 : k, p.b_batch = n * k;
               p.o_m = n, p.o_n = 1, p.o_batch = m * n;
               ++checked;
-              const Skinny s = skinny(p, sms);
-              if (s.on != (m <= kSkinnyRows || n <= kSkinnyRows)) fail("skinny taken where it must not be, or not", p, 's');
+              const Skinny s = skinny(p, dtype, sms);
+              const int64_t rows = dtype == OPRT_DTYPE_F32 ? kSkinnyRows : kSkinnyRows16;
+              const int64_t columns = m <= rows ? n : m;  // the other dim, once transposed
+              const bool want = (m <= rows || n <= rows) && (dtype == OPRT_DTYPE_F32 || columns <= kSkinnyColumns16);
+              if (s.on != want) fail("skinny taken where it must not be, or not", p, 's');
               if (!s.on) continue;
-              if (s.transposed != (m > kSkinnyRows)) fail("transposed when rows are few, or not when columns are", p, 's');
+              if (s.transposed != (m > rows)) fail("transposed when rows are few, or not when columns are", p, 's');
               const MatmulPlan q = s.transposed ? transposed(p) : p;
-              if (q.m > kSkinnyRows) fail("the kernel sees more rows than it holds", p, 's');
+              if (q.m > rows || q.m > kSkinnyRows) fail("the kernel sees more rows than it holds", p, 's');
               if (s.n_contiguous != (q.b_n == 1 && q.n > 1)) fail("the wrong form for B's layout", p, 's');
               if (s.splits < 1 || s.splits > kSkinnyMaxSplits || (batch > 1 && s.splits > 1)) fail("split count", p, 's');
               if (s.k_per_split % kSkinnySplitDepth) fail("a split not of whole pieces", p, 's');

@@ -107,7 +107,7 @@ int64_t check_splits() {
 // skinny over M, N, K, batches, dtypes and SM counts: taken exactly when M or N is at most kSkinnyRows
 // (16-bit: kSkinnyRows16, and the other dim at most kSkinnyColumns16),
 // transposed exactly when only N is; a split only of a batch of one, every K index in exactly one
-// non-empty split of whole kSkinnySplitDepth pieces; the transposed plan names the same elements
+// non-empty split of whole pieces of its form's depth; the transposed plan names the same elements
 // (out[i][j] at out^T[j][i], a[i][k] at b^T[k][i]) and transposing twice gives the plan back.
 int64_t check_skinny() {
   int64_t checked = 0;
@@ -135,7 +135,8 @@ int64_t check_skinny() {
               if (q.m > rows || q.m > kSkinnyRows) fail("the kernel sees more rows than it holds", p, 's');
               if (s.n_contiguous != (q.b_n == 1 && q.n > 1)) fail("the wrong form for B's layout", p, 's');
               if (s.splits < 1 || s.splits > kSkinnyMaxSplits || (batch > 1 && s.splits > 1)) fail("split count", p, 's');
-              if (s.k_per_split % kSkinnySplitDepth) fail("a split not of whole pieces", p, 's');
+              if (s.k_per_split % (s.n_contiguous ? kSkinnySplitDepthNContiguous : kSkinnySplitDepth))
+                fail("a split not of whole pieces", p, 's');
               if (s.k_per_split * s.splits < k || s.k_per_split * (s.splits - 1) >= k) fail("K not covered once", p, 's');
               const Workspace w = workspace_for(s, p);
               if (w.packing.workspace_bytes() || w.partials_offset() ||

@@ -27,6 +27,7 @@ import logging
 import math
 import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -72,7 +73,12 @@ _kernels: dict[tuple, object] = {}
 def _tilelang():
     if not installed():
         raise BackendUnavailableError("the tilelang backend needs the tilelang package (pip install tilelang==0.1.15)")
-    import tilelang
+    with warnings.catch_warnings():
+        # TileLang imports tqdm.auto, which in a Jupyter kernel without ipywidgets warns "IProgress not
+        # found" on stderr: in a student's notebook, before the check's own feedback (seen on the GPU
+        # machine's image, 2026-12-07). Its progress bars are never shown here (_quiet_logs).
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        import tilelang
 
     _quiet_logs()
     return tilelang

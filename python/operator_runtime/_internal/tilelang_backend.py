@@ -74,9 +74,10 @@ def _tilelang():
     if not installed():
         raise BackendUnavailableError("the tilelang backend needs the tilelang package (pip install tilelang==0.1.15)")
     with warnings.catch_warnings():
-        # TileLang imports tqdm.auto, which in a Jupyter kernel without ipywidgets warns "IProgress not
-        # found" on stderr: in a student's notebook, before the check's own feedback (seen on the GPU
-        # machine's image, 2026-12-07). Its progress bars are never shown here (_quiet_logs).
+        # TileLang imports tqdm.auto, which in a Jupyter kernel without ipywidgets (requirements.txt
+        # installs it; the GPU machine's packs do not) warns "IProgress not found" on stderr, before a
+        # check's own feedback. Its progress bars are never shown here (_quiet_logs). (A notebook that
+        # imports tilelang.language itself first meets tqdm outside this filter.)
         warnings.filterwarnings("ignore", message="IProgress not found")
         import tilelang
 

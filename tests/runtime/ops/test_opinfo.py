@@ -36,11 +36,11 @@ OPS = ("softmax", "sum", "add", "matmul")
 DTYPES = (torch.float32, torch.bfloat16)
 # Samples refused at most, per (backend, device): add's two alpha samples in two dtypes. (matmul's 1-d or
 # 2-d a times a batch, (10,) @ (5, 10, 5), (5, 10) @ (5, 10, 5), (0, 0) @ (5, 0, 0), (10,) @ (5, 5, 10, 5),
-# run on the C target since its kernel repeats a batch of 1.) The tilelang GPU kernel takes none of the
-# 30 matmul samples (float32, K or N not a multiple of 8, K = 0, a broadcast batch: its TMA copies and
-# T.gemm's rules, _refuse_matmul), and an H100 run (2026-12-07) failed on the bound of 4 it was held to;
-# each refusal still has to name the operator.
-MOST_REFUSED = {("cpu", "cpu"): 4, ("tilelang", "cpu"): 4, ("nvidia", "cuda"): 4, ("tilelang", "cuda"): 4 + 30}
+# run on the C target since its kernel repeats a batch of 1.) The tilelang GPU kernel refuses the 15
+# float32 matmul samples (T.gemm would round them to tf32) and the 2 bfloat16 ones with K = 0 and a
+# non-empty result (torch 2.13's samples); the other layouts it is staged for (tilelang_staging.py).
+# Each refusal still has to name the operator.
+MOST_REFUSED = {("cpu", "cpu"): 4, ("tilelang", "cpu"): 4, ("nvidia", "cuda"): 4, ("tilelang", "cuda"): 4 + 15 + 2}
 
 
 def _expecttest() -> None:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import operator_runtime as ort
-from operator_runtime._internal import plan_cache, tilelang_staging
+from operator_runtime._internal import plan_cache, tilelang_backend, tilelang_staging
 from operator_runtime.errors import UnsupportedError
 from operator_runtime.ops import SIGNATURES
 
@@ -18,13 +18,18 @@ MATMUL = SIGNATURES["matmul"]
 
 
 class _WholeBufferProduct:
-    """The kernel's stand-in: out = a @ b over the staged buffers as they are, pads included."""
+    """The kernel's stand-in: out = a @ b over the operands it is given as they are, pads included. It
+    first asks the backend's own rules whether the GPU program could read them (it must)."""
 
     def __init__(self, out, a, b):
+        problem = tilelang_backend._matmul_layout_problem(out, a, b, gpu=True)
+        assert problem is None, f"staged operands the GPU program cannot read: {problem}"
         self.out, self.a, self.b, self.closed = out, a, b, False
 
-    def run(self):
-        torch.matmul(self.a, self.b, out=self.out)
+    def run(self, *inputs, out=None):
+        a, b = inputs or (self.a, self.b)
+        out = self.out if out is None else out
+        out.copy_(torch.matmul(a, b).reshape(out.shape))  # a 2-d operand against a batch of one: as the program
 
     def close(self):
         self.closed = True
@@ -62,12 +67,33 @@ def test_padded_copies_give_the_product_and_pads_stay_zero(a_shape, b_shape, lay
         assert got is out2
         torch.testing.assert_close(got.double(), torch.matmul(a2.double(), b2.double()), rtol=1e-4, atol=1e-3)
     k = a.shape[-1]  # the K pads meet each other in the product: each must be zero on its own
-    assert not staged._a[..., k:].any() and not staged._b[..., k:, :].any()
+    for pads in (staged._a[..., k:] if staged._a is not None else None,
+                 staged._b[..., k:, :] if staged._b is not None else None):
+        assert pads is None or not pads.any()
     inner = staged._inner
     staged.close()
     assert inner.closed
     with pytest.raises(RuntimeError, match="closed"):
         staged.run()
+
+
+@pytest.mark.parametrize("a_shape, a_layout, b_shape, b_layout, want", [
+    ((16, 64), "contiguous", (64, 40), "transposed", (False, True, False)),   # x @ W.t(): W alone
+    ((16, 60), "contiguous", (60, 40), "contiguous", (True, True, False)),    # K = 60: both padded in K
+    ((16, 64), "contiguous", (64, 41), "contiguous", (False, True, True)),    # N = 41: b and the product
+    ((16, 64), "offset", (64, 40), "contiguous", (True, False, False)),       # a off a 16-byte boundary
+    ((16, 64), "contiguous", (3, 64, 40), "contiguous", (True, False, False)),  # a repeated over b's batch
+])
+def test_only_what_the_program_cannot_read_is_copied(a_shape, a_layout, b_shape, b_layout, want, gen):
+    a, b = _operand(a_shape, a_layout, gen), _operand(b_shape, b_layout, gen)
+    out = torch.empty(torch.matmul(a, b).shape)
+    assert tilelang_staging.staged_operands(out, a, b, gpu=True) == want
+    assert tilelang_staging.staged_operands(out, a, b, gpu=False) == (not a.is_contiguous(), not b.is_contiguous(), False)
+    with tilelang_staging.StagedMatmul(MATMUL, out, a, b, _WholeBufferProduct, gpu=True) as staged:
+        torch.testing.assert_close(staged.run().double(), a.double() @ b.double(), rtol=1e-4, atol=1e-3)
+        a2, b2, out2 = _operand(a_shape, a_layout, gen), _operand(b_shape, b_layout, gen), torch.empty_like(out)
+        torch.testing.assert_close(staged.run(a2, b2, out=out2).double(), a2.double() @ b2.double(), rtol=1e-4,
+                                   atol=1e-3)
 
 
 def test_new_buffers_of_another_layout_are_refused(gen):

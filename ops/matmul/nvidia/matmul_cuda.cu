@@ -24,7 +24,7 @@
 //     wgmma the same as auto
 //     wgmma-pipe  as wgmma, one k-tile's wgmma kept in flight (an experiment, row-major pairs)
 //     plain as auto, without the three below (a benchmark's baseline for them)
-// - In auto and wgmma, on any GPU: an output of at most 8 rows or 8 columns (decode, a matrix times
+// - In every mode but mma and plain, on any GPU: an output of at most 8 rows or 8 columns (decode, a matrix times
 //   a few vectors; for 16-bit at most 4, and at most 8192 the other way: matmul_workspace_plan.h)
 //   takes the skinny kernel (matmul_skinny.cuh), which streams B once on CUDA cores.
 // - In auto and wgmma: 16-bit operands the tensor-core kernels cannot read as they are (K or N

@@ -173,8 +173,11 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: boo
     if any(z not in (1, batches[2]) for z in batches[:2]):  # the C kernel repeats a batch of 1 (matmul.py)
         raise UnsupportedError(f"matmul: a {tuple(a.shape)} and b {tuple(b.shape)} have batches that do not broadcast "
                                f"to out's {tuple(out.shape)}")
-    staged = tilelang_staging.staged_shapes(out, a, b, gpu)
-    if max(math.prod(s) for s in (*staged, out.shape, a.shape, b.shape)) >= 2**31:
+    # the tensors the program would get: the staged copies where there are some (a broadcast operand
+    # copied to the whole batch is larger than itself), the operands themselves elsewhere
+    copied = tilelang_staging.staged_operands(out, a, b, gpu)
+    shapes = [s for s, c in zip(tilelang_staging.staged_shapes(out, a, b, gpu), copied) if c]
+    if max(math.prod(s) for s in (*shapes, out.shape, a.shape, b.shape)) >= 2**31:
         raise UnsupportedError("matmul: the tilelang kernel takes int32 sizes: operands of 2^31 elements or more are "
                                "not expressible")
     if not gpu:
@@ -725,7 +728,10 @@ class TileLangPrepared(PreparedBase):
                 self._launch()
             return self.out
         inputs, out = self._swap(inputs, out)  # same layout as prepared, so the plan's sizes hold
-        self._plan.call(out.data_ptr(), *[t.data_ptr() for t in inputs], None)
+        # on torch's current stream, as the steady state's launch: None would be the legacy default
+        # stream, which a side stream's copies before and after this call do not wait for
+        stream = torch._C._cuda_getCurrentRawStream(out.device.index) if out.is_cuda else None
+        self._plan.call(out.data_ptr(), *[t.data_ptr() for t in inputs], stream)
         return out
 
     def detach_plan(self):

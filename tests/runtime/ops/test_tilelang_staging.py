@@ -153,3 +153,13 @@ def test_a_cached_plan_that_refuses_new_addresses_goes_back_to_prepare():
         assert prepared == ["tilelang", "tilelang"]
     finally:
         plan_cache.cache_clear()
+
+
+def test_a_broadcast_operand_counts_at_its_own_size_where_it_is_not_copied():
+    """On the CPU the C kernel repeats a batch of one itself: (16384, 4096) @ (64, 4096, 8) is 2^26 and 2^21
+    elements and must not be refused as if a were copied to 64 x 16384 x 4096 = 2^32 (the GPU copies it)."""
+    a = torch.empty(16384, 4096, dtype=torch.bfloat16, device="meta")
+    b = torch.empty(64, 4096, 8, dtype=torch.bfloat16, device="meta")
+    out = torch.empty(64, 16384, 8, dtype=torch.bfloat16, device="meta")
+    assert tilelang_staging.staged_operands(out, a, b, gpu=False) == (False, False, False)
+    tilelang_backend._refuse_matmul(out, a, b, gpu=False)  # no UnsupportedError

@@ -399,7 +399,8 @@ void launch_mma(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_
   check_launch("matmul kernel (tensor cores)");
 }
 
-// splits > 1 (tiled_splits, f32 only): K split that many ways, the partial sums in `partials`.
+// splits > 1 (the workspace's split of K, f32's or the wgmma kernel's): K split that many ways, the
+// partial sums in `partials`.
 template <class T>
 void launch_tiled(const MatmulPlan& p, const T* a, const T* b, T* out, cudaStream_t stream, int splits = 1,
                   float* partials = nullptr) {

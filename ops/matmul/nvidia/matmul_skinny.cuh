@@ -158,8 +158,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // its rows to the next (when there is more than one) and from one batch to the next, 16-byte aligned.
 template <class T>
 bool vector_rows(const T* ptr, int64_t inner_stride, int64_t row_stride, int64_t rows, int64_t batch_stride) {
-  const auto aligned = [](int64_t elements) { return elements * static_cast<int64_t>(sizeof(T)) % 16 == 0; };
-  return inner_stride == 1 && (rows <= 1 || aligned(row_stride)) && aligned(batch_stride) &&
+  return matmul_pack::rows_ok(inner_stride, row_stride, rows, batch_stride, sizeof(T)) &&
          reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
 }
 

@@ -16,10 +16,11 @@ constexpr int64_t kAlign = 256;     // where B's copy starts in the workspace (b
 
 inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// Whether an operand's strides give 16-byte rows along `inner`. (Its pointer is not known here: an
-// operand 2 bytes off a 16-byte boundary, as a[:, 1:], is not packed and takes the CUDA-core kernel.)
-inline bool rows_ok(int64_t inner_stride, int64_t ld, int64_t outer, int64_t batch_stride) {
-  return inner_stride == 1 && (outer <= 1 || ld % kRow == 0) && batch_stride % kRow == 0;
+// Whether an operand's strides give 16-byte rows along `inner` (elements of `element_bytes`: 2 unless
+// said). (Its pointer is not known here: an operand 2 bytes off a 16-byte boundary, as a[:, 1:], is not
+// packed and takes the CUDA-core kernel.)
+inline bool rows_ok(int64_t inner_stride, int64_t ld, int64_t outer, int64_t batch_stride, int64_t element_bytes = 2) {
+  return inner_stride == 1 && (outer <= 1 || ld * element_bytes % 16 == 0) && batch_stride * element_bytes % 16 == 0;
 }
 
 // One operand's copy: `inner` (the dim kept contiguous), `outer` rows of it `ld` elements apart,
@@ -182,7 +183,9 @@ inline Workspace workspace_for(const Packing& packing, int splits, const MatmulP
   return {packing, {}, splits, splits > 1 ? int64_t{splits} * p.m * p.n * 4 : 0};
 }
 inline Workspace workspace_for(const Skinny& s, const MatmulPlan& p) {
-  return {{}, s, static_cast<int>(s.splits), s.splits > 1 ? s.splits * p.m * p.n * 4 : 0};
+  Workspace w = workspace_for(Packing{}, static_cast<int>(s.splits), p);
+  w.skinny = s;
+  return w;
 }
 
 // The k-tiles of depth bk that each split of K walks, for `splits` splits.

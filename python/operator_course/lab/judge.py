@@ -258,16 +258,16 @@ def diagnose(got: torch.Tensor, want: torch.Tensor, op: str, case: Case, lang: s
     hint = {k: v[lang] for k, v in {**HINTS, **record.hints}.items()}  # the operator's own words first
     lines = [f"{count} of {w.numel()} elements are wrong."]
     unwritten = wrong & g.isnan() & ~w.isnan()
-    if int(unwritten.sum()) == count and not special and "unwritten" in record.hints:
-        # an operator whose NaN is most often computed (softmax's -inf - -inf, attention's 0 / 0): its hint
-        # follows, and "never wrote them" first sent a student of lab 6 looking for a missing store
-        lines.append("They are NaN where torch's are finite: your kernel computed NaN there, or never wrote them "
-                     "(the check fills the output with NaN).")
-    elif int(unwritten.sum()) == count and not special:
-        lines.append("They are NaN where torch's are finite: the check fills the output with NaN, so most likely "
-                     "your kernel never wrote them, or added into them (`+=`, atomicAdd) without setting them "
-                     "first: an output is not zeroed for you (or it computed NaN there).")
     if int(unwritten.sum()) == count and not special:
+        if "unwritten" in record.hints:
+            # an operator whose NaN is most often computed (softmax's -inf - -inf, attention's 0 / 0): its hint
+            # follows, and "never wrote them" first sent a student of lab 6 looking for a missing store
+            lines.append("They are NaN where torch's are finite: your kernel computed NaN there, or never wrote "
+                         "them (the check fills the output with NaN).")
+        else:
+            lines.append("They are NaN where torch's are finite: the check fills the output with NaN, so most likely "
+                         "your kernel never wrote them, or added into them (`+=`, atomicAdd) without setting them "
+                         "first: an output is not zeroed for you (or it computed NaN there).")
         if "empty_rows" in hint and case.shape[-1] == 0:
             lines.append("Hint: " + hint["empty_rows"] + ".")
         elif "unwritten" in hint:

@@ -54,7 +54,7 @@ def contiguous_program(op: str) -> str:
 
 def strided_program(op: str) -> str:
     """The factory for any other layout: sizes and strides passed to the kernel ("tiles" ops have
-    none: matmul's _matmul_layout_problem says what its one program takes)."""
+    none: matmul's tilelang_staging.staged_operands says what its one program reads as it is)."""
     return f"{op}_strided_program"
 
 
@@ -165,8 +165,8 @@ def _refuse(signature: OpSignature, out: torch.Tensor, inputs: dict[str, torch.T
 
 
 def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: bool) -> None:
-    """What no tilelang matmul expresses, staged or not (tilelang_staging.py stages the layouts its
-    program does not read: _matmul_layout_problem): batches that do not broadcast to out's, int32
+    """What no tilelang matmul expresses, staged or not (tilelang_staging.py copies the operands its
+    program does not read as they are: staged_operands): batches that do not broadcast to out's, int32
     sizes, and on a GPU K = 0 (a TMA descriptor cannot describe an empty dim) and float32 (T.gemm
     would round it to tf32). On the CPU its C kernel multiplies f32, f16 and bf16 of any sizes."""
     batches = [t.shape[0] if t.dim() == 3 else 1 for t in (a, b, out)]
@@ -188,25 +188,6 @@ def _refuse_matmul(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: boo
     if out.dtype not in (torch.float16, torch.bfloat16):
         raise UnsupportedError(f"matmul: the tilelang backend multiplies float16 and bfloat16 (T.gemm on {out.dtype} "
                                f"would round to tf32); the nvidia backend runs float32")
-
-
-def _matmul_layout_problem(out: torch.Tensor, a: torch.Tensor, b: torch.Tensor, gpu: bool) -> str | None:
-    """Why ops/matmul/tilelang/matmul.py cannot take these operands as they are (None: it can). It
-    reads contiguous tensors; on a GPU its TMA copies index a and b by one batch and need 16-byte
-    rows: K and N multiples of 8, 16-byte aligned pointers. Such a call is staged (tilelang_staging.py)."""
-    for name, t in (("out", out), ("a", a), ("b", b)):
-        if not t.is_contiguous():
-            return f"{name} has strides {t.stride()} for shape {tuple(t.shape)}"
-    if not gpu:
-        return None
-    if (a.shape[0] if a.dim() == 3 else 1) != (b.shape[0] if b.dim() == 3 else 1):
-        return f"a {tuple(a.shape)} and b {tuple(b.shape)} are of different batches"
-    k, n = a.shape[-1], b.shape[-1]
-    if k % tilelang_staging.ROW or n % tilelang_staging.ROW:
-        return f"K={k} and N={n} are not both multiples of {tilelang_staging.ROW}"
-    if any(t.data_ptr() % 16 for t in (out, a, b) if t.numel()):
-        return "a data pointer is not 16-byte aligned"
-    return None
 
 
 def _refuse_attention(op: str, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
@@ -753,7 +734,8 @@ def prepare(signature, out: torch.Tensor, inputs: dict[str, torch.Tensor], attrs
     """The tilelang end of bind_prepared: refuse what the kernels do not express, stage the matmul
     operands its program does not read as they are (tilelang_staging.py), else compile."""
     _refuse(signature, out, inputs)
-    if signature.tilelang == "tiles" and out.numel() and _matmul_layout_problem(out, *inputs.values(), out.is_cuda):
+    if signature.tilelang == "tiles" and out.numel() and any(tilelang_staging.staged_operands(out, *inputs.values(),
+                                                                                             out.is_cuda)):
         return tilelang_staging.StagedMatmul(signature, out, *inputs.values(),
                                              lambda o, a, b: TileLangPrepared(signature, o, (a, b), attrs))
     return TileLangPrepared(signature, out, tuple(inputs.values()), attrs)

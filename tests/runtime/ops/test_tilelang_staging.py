@@ -19,11 +19,11 @@ MATMUL = SIGNATURES["matmul"]
 
 class _WholeBufferProduct:
     """The kernel's stand-in: out = a @ b over the operands it is given as they are, pads included. It
-    first asks the backend's own rules whether the GPU program could read them (it must)."""
+    first asks the staging's own rules whether the GPU program could read them as they are (it must)."""
 
     def __init__(self, out, a, b):
-        problem = tilelang_backend._matmul_layout_problem(out, a, b, gpu=True)
-        assert problem is None, f"staged operands the GPU program cannot read: {problem}"
+        copies = tilelang_staging.staged_operands(out, a, b, gpu=True)
+        assert not any(copies), f"operands the GPU program cannot read, (a, b, out): {copies}"
         self.out, self.a, self.b, self.closed = out, a, b, False
 
     def run(self, *inputs, out=None):

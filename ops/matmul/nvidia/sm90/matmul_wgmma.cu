@@ -41,6 +41,8 @@
 #include "matmul_wgmma.h"
 #include "matmul_workspace_plan.h"
 #include "tensor_core.cuh"  // pack_pair
+#include "tma.cuh"
+#include "wgmma.cuh"
 
 using namespace oprt;
 
@@ -54,61 +56,7 @@ constexpr int BOX_BYTES = 64 * 64 * 2;  // one MN-major box: [64 K][64 M or N]
 constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024 + 2 * STAGES * 8;
 constexpr int GROUP_M = 8;  // block order: 8 row tiles share B's columns in L2
 
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// ---------------------------------------------------------------- mbarrier and TMA
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
-// Returns once the phase of parity `parity` has completed.
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-// One 3-d box (inner, outer, batch) from the tensor map into shared memory at dst, completing
-// its bytes on `bar`.
-__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int c0, int c1, int c2, uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::
-          "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-
 // ---------------------------------------------------------------- wgmma
-// Shared-memory matrix descriptor: start >> 4 (bits 0-13), LBO >> 4 (16-29), SBO >> 4 (32-45),
-// base offset 0 (every atom is 1024-aligned), swizzle mode 1 = 128 bytes (bits 62-63).
-__device__ __forceinline__ uint64_t smem_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
-  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16 |
-         static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32 | uint64_t{1} << 62;
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-// Waits until at most N committed wgmma groups of this warpgroup are still in flight.
-template <int N>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// The accumulators are read and written by the asynchronous wgmma: keep the compiler from
-// moving their uses across the fence / wait (as CUTLASS's warpgroup_fence_operand does).
-__device__ __forceinline__ void fence_operands(float (&d)[128]) {
-#pragma unroll
-  for (int i = 0; i < 128; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
 // d (64 x 256, f32) += A (64 x 16, from desc_a) * B (16 x 256, from desc_b). TRANS_x = 1: that
 // operand is MN-major in shared memory.
 template <int TRANS_A, int TRANS_B>
@@ -325,25 +273,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 }
 
 // ---------------------------------------------------------------- host side
-PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  // The driver's entry point through the runtime, so the library links nothing new (no -lcuda).
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-#if CUDART_VERSION >= 12050
-    check_cuda(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found),
-               "cudaGetDriverEntryPointByVersion(cuTensorMapEncodeTiled)");
-#else
-    check_cuda(cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &f, cudaEnableDefault, &found),
-               "cudaGetDriverEntryPoint(cuTensorMapEncodeTiled)");
-#endif
-    if (found != cudaDriverEntryPointSuccess || f == nullptr)
-      fail(OPRT_STATUS_NOT_SUPPORTED, "matmul (wgmma): the driver has no cuTensorMapEncodeTiled");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
 // A 3-d map over (inner: contiguous, outer: stride ld, batch: stride bs), in elements, with a
 // box of box_inner (64: one 128-byte swizzle row) x box_outer x 1.
 CUtensorMap make_map(CUtensorMapDataType type, const void* ptr, int64_t inner, int64_t outer, int64_t batch,
@@ -363,23 +292,6 @@ CUtensorMap make_map(CUtensorMapDataType type, const void* ptr, int64_t inner, i
                                     CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) fail(OPRT_STATUS_INTERNAL, "matmul (wgmma): cuTensorMapEncodeTiled failed with ", static_cast<int>(r));
   return map;
-}
-
-bool is_sm90() {  // exactly compute capability 9.0: sm_90a code runs nowhere else
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cached[kMaxDevices] = {};  // 0 unknown, 1 no, 2 yes
-  int device = 0;
-  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
-  if (device >= kMaxDevices) device = kMaxDevices - 1;
-  int known = cached[device].load(std::memory_order_relaxed);
-  if (known == 0) {
-    int major = 0, minor = 0;
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-    check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-    known = major == 9 && minor == 0 ? 2 : 1;
-    cached[device].store(known, std::memory_order_relaxed);
-  }
-  return known == 2;
 }
 
 // TMA's needs of one operand (inner x outer, batches batch_stride apart, 0: not batched) whose

@@ -114,16 +114,20 @@ step matmul-racecheck sanitize_op racecheck matmul "$MATMUL_RACECHECK"
 step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
   --json "$OUT/matmul-bench.json"
 
-# STEPS="attention" runs these five (not in the default STEPS): its suites on nvidia (both tensor-core
-# block sizes) and tilelang, memcheck and racecheck over its 16-bit cases (the tensor-core kernel and
-# its key splits) and f32 (the CUDA-core kernel), its benchmark with sdpa's flash and cuDNN backends
+# STEPS="attention" runs these five (not in the default STEPS): its suites on nvidia (the mma.sync kernel
+# at both block sizes, and Hopper's wgmma kernel on every case it takes) and tilelang, memcheck and
+# racecheck over its 16-bit cases (the tensor-core kernels and the key splits) and f32 (the CUDA-core
+# kernel), its benchmark with sdpa's flash and cuDNN backends
 case " $STEPS " in *" attention "*) STEPS="$STEPS attention-test attention-tilelang attention-memcheck attention-racecheck attention-bench" ;; esac
 ATTENTION=tests/runtime/ops/test_scaled_dot_product_attention.py
 step attention-test bash -c "python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider && \
+  OPRT_ATTENTION_STRATEGY=wgmma python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider -k 'f16 or bf16' && \
   OPRT_ATTENTION_BLOCK_ROWS=128 python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider -k 'f16 or bf16'"
 step attention-tilelang python3 -m pytest $ATTENTION -q -rs --backend tilelang -p no:cacheprovider
-step attention-memcheck sanitize_op memcheck scaled_dot_product_attention "bf16 or f32"
-step attention-racecheck sanitize_op racecheck scaled_dot_product_attention "bf16"
+step attention-memcheck bash -c "$(declare -f sanitize_op); sanitize_op memcheck scaled_dot_product_attention 'bf16 or f32' && \
+  OPRT_ATTENTION_STRATEGY=wgmma sanitize_op memcheck scaled_dot_product_attention bf16"
+step attention-racecheck bash -c "$(declare -f sanitize_op); sanitize_op racecheck scaled_dot_product_attention bf16 && \
+  OPRT_ATTENTION_STRATEGY=wgmma sanitize_op racecheck scaled_dot_product_attention bf16"
 step attention-bench python3 tests/run_ops.py --op scaled_dot_product_attention --backend nvidia,tilelang --mode bench \
   --no-torch-compile --json "$OUT/attention-bench.json"
 

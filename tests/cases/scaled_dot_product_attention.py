@@ -1,7 +1,7 @@
 """scaled_dot_product_attention: torch's sdpa(query, key, value, is_causal=, scale=, enable_gqa=), f32 accumulation.
 
 Sizes are chosen against the kernels' tiles (CPU: 32 query rows, 64 keys a block; CUDA and TileLang on a
-GPU: 64 query rows, 32 / 64 keys a tile): one query and one key, Sq and Sk of 65 and 127 (tails past
+GPU: 64 query rows, 32 / 64 keys a tile; Hopper's wgmma kernel 128 rows, 128 keys): one query and one key, Sq and Sk of 65 and 127 (tails past
 one and two tiles), Sq != Sk both ways, causal square and non-square (torch's mask is top-left aligned:
 query i sees keys 0..i whatever Sq and Sk are), decode (Sq of 1..16 against 1000+ keys), grouped-query
 and multi-query heads, head dims 1, 13, 64, 72, 128 and 320 (past the GPU kernels' 256), Dv != D, batch 1
@@ -57,6 +57,11 @@ def correctness_cases():
         Case("gqa-equal-heads", qkv(1, 2, 5, 7, 16), GQA),
         # head dims: the usual 64 and 128, 72 and 13 (no power of two), 320 (past the GPU kernels'), Dv != D
         Case("head-dim-128", qkv(1, 2, 70, 129, 128)),
+        # the Hopper kernel's tiles (128 query rows, 128 keys): several of each with tails, causal
+        # with Sq != Sk, and grouped-query rows packed across a head's end inside a tile
+        Case("tiles-128-causal", qkv(1, 2, 333, 333, 128), CAUSAL),
+        Case("tiles-64-causal-sq-200-sk-390", qkv(2, 2, 200, 390, 64), CAUSAL),
+        Case("tiles-gqa-causal", qkv(1, 8, 150, 260, 128, hkv=2), {**CAUSAL, **GQA}),
         Case("head-dim-72", qkv(1, 2, 65, 65, 72), CAUSAL),
         Case("head-dim-13-dv-7", qkv(2, 1, 19, 23, 13, dv=7)),
         Case("dv-32-d-64", qkv(1, 2, 33, 40, 64, dv=32)),

@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "async_copy.cuh"
+#include "attention_online_softmax.cuh"
 #include "cuda_launch.cuh"
 #include "scaled_dot_product_attention_descriptor.h"
 #include "tensor_core.cuh"
@@ -169,39 +170,8 @@ __global__ void __launch_bounds__(threads<BM>())
         mma_16816<T>(s[j + 1], qf[kk], x[2], x[3]);
       }
 
-    const bool mask = j0 + BN > warp_keys_min;  // some key of the tile lies past some row's last key
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        s[j][e] *= scale;
-        if (mask && j0 + j * 8 + 2 * t + (e & 1) >= row_keys[e >> 1]) s[j][e] = -INFINITY;
-      }
-
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {  // row g (elements 0, 1) and row g + 8 (elements 2, 3)
-      float mx = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < NT; ++j) mx = fmaxf(mx, fmaxf(s[j][2 * r], s[j][2 * r + 1]));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[r], mx);
-      // m_new = -inf: the row has seen no key yet (causal, a split before its keys): nothing to add
-      const bool none = m_new == -INFINITY;
-      const float correction = none ? 1.f : exp2f(m[r] - m_new);  // exp2(-inf) = 0 at the row's first keys
-      m[r] = m_new;
-      float sum = 0.f;
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int e = 2 * r; e < 2 * r + 2; ++e) {
-          s[j][e] = none ? 0.f : exp2f(s[j][e] - m_new);
-          sum += s[j][e];
-        }
-      l[r] = l[r] * correction + sum;
-#pragma unroll
-      for (int n = 0; n < OT; ++n) o[n][2 * r] *= correction, o[n][2 * r + 1] *= correction;
-    }
+    online_softmax<NT, OT>(reinterpret_cast<float(&)[NT * 4]>(s), reinterpret_cast<float(&)[OT * 4]>(o), m, l, scale,
+                           j0, warp_keys_min, row_keys, t);
 
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk) {  // O += P V, 16 keys at a time

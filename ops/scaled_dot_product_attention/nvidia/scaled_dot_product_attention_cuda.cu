@@ -1,10 +1,13 @@
-// scaled_dot_product_attention on NVIDIA GPUs. Two kernels, chosen at create:
-// - Tensor cores (attention_mma.cuh): f16/bf16, D = Dv of 64 or 128, 16-byte rows, sm_80+; with
-//   key splits and a combine pass when the query tiles alone leave SMs idle (decode, few heads).
+// scaled_dot_product_attention on NVIDIA GPUs. Three kernels, chosen at create:
+// - wgmma (sm90/attention_wgmma.cu): f16/bf16, D = Dv of 64 or 128, 16-byte rows, compute
+//   capability 9.0, when its 128-row query tiles give every SM a block (prefill).
+// - mma.sync tensor cores (attention_mma.cuh): the same operands on sm_80+; with key splits and a
+//   combine pass when the query tiles alone leave SMs idle (decode, few heads).
 //   Execute falls back to the kernel below when a base pointer is not 16-byte aligned.
 // - CUDA cores (below): every dtype, head dim and stride; f32 always.
 // OPRT_ATTENTION_STRATEGY, read at create: auto (default), cuda-cores (the kernel below alone: the
-// chapter's baseline), no-split (tensor cores without key splits).
+// chapter's baseline), no-split (mma.sync tensor cores without key splits), mma (auto without
+// wgmma), wgmma (wgmma wherever it can run, however few tiles: how the tests reach it).
 //
 // The CUDA-core kernel, a FlashAttention-2-style forward, the simple, obviously correct form:
 // - One block per (batch * head, tile of BM = 64 query rows), 256 threads: 4 threads per query
@@ -31,6 +34,7 @@
 #include <memory>
 
 #include "attention_mma.cuh"
+#include "attention_wgmma.h"
 #include "cuda_launch.cuh"
 #include "scaled_dot_product_attention_descriptor.h"
 
@@ -49,20 +53,23 @@ size_t smem_bytes(const AttentionPlan& p) {
 
 // The tensor-core kernel's launch, decided at create.
 struct TensorCorePlan {
+  bool wgmma = false;           // the sm_90a kernel (attention_wgmma.h), no key splits
   int head_dim = 0;             // 64 or 128: the kernel's instantiation
   int block_rows = 64;          // query rows per block (64: 4 warps, two blocks per SM; 128: 8 warps, one)
   int splits = 1;               // key splits per query tile (> 1: partial results and a combine pass)
   int64_t tiles_per_split = 0;  // key tiles (attention_mma::BN keys each) per split
 };
 
-enum class Strategy { kAuto, kCudaCores, kNoSplit };
+enum class Strategy { kAuto, kCudaCores, kNoSplit, kMma, kWgmma };
 
 Strategy strategy_from_env() {
   const char* v = env_or("OPRT_ATTENTION_STRATEGY", "auto");
   if (std::strcmp(v, "auto") == 0) return Strategy::kAuto;
   if (std::strcmp(v, "cuda-cores") == 0) return Strategy::kCudaCores;
   if (std::strcmp(v, "no-split") == 0) return Strategy::kNoSplit;
-  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_ATTENTION_STRATEGY=", v, " is not one of auto, cuda-cores, no-split");
+  if (std::strcmp(v, "mma") == 0) return Strategy::kMma;
+  if (std::strcmp(v, "wgmma") == 0) return Strategy::kWgmma;
+  fail(OPRT_STATUS_BAD_ATTRIBUTE, "OPRT_ATTENTION_STRATEGY=", v, " is not one of auto, cuda-cores, no-split, mma, wgmma");
 }
 
 // ldmatrix and cp.async move 16 bytes: contiguous features, every other stride a multiple of 8 elements.
@@ -74,8 +81,10 @@ bool has_16_byte_rows(const AttentionOperand& a, int batch_rank) {
 
 bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
-// Tensor cores where the dtype, head dims, layout and GPU allow; key splits until the grid has
-// about two blocks per SM (each split keeps at least 4 key tiles, so the combine pass stays small).
+// Tensor cores where the dtype, head dims, layout and GPU allow. On compute capability 9.0 the
+// wgmma kernel when its query tiles alone give every SM a block; otherwise mma.sync, with key splits
+// until the grid has about two blocks per SM (each split keeps at least 4 key tiles, so the combine
+// pass stays small).
 std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, size_t& workspace) {
   const AttentionPlan& p = d.plan;
   const Strategy strategy = strategy_from_env();
@@ -87,6 +96,13 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
     return nullptr;
   auto plan = std::make_shared<TensorCorePlan>();
   plan->head_dim = static_cast<int>(p.d);
+#ifdef OPRT_HAVE_WGMMA
+  const int64_t wgmma_blocks =
+      p.batch * p.kv_heads * ((p.group * p.sq + kAttentionWgmmaRows - 1) / kAttentionWgmmaRows);
+  plan->wgmma = p.sk > 0 && compute_capability_major() == 9 &&
+                (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && wgmma_blocks >= sm_count()));
+  if (plan->wgmma) return plan;
+#endif
   const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;
   plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
   const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
@@ -268,7 +284,7 @@ void launch_tensor_cores(const AttentionPlan& p, const TensorCorePlan& plan, con
 }
 
 template <class T>
-void run(const AttentionPlan& p, const TensorCorePlan* tc, const T* q, const T* k, const T* v, T* out,
+void run(const AttentionPlan& p, oprt_dtype dtype, const TensorCorePlan* tc, const T* q, const T* k, const T* v, T* out,
          void* workspace, cudaStream_t stream) {
   if (p.sk == 0) {
     const int64_t n = p.batch * p.heads * p.sq * p.dv;
@@ -277,6 +293,9 @@ void run(const AttentionPlan& p, const TensorCorePlan* tc, const T* q, const T* 
   }
   if constexpr (sizeof(T) == 2) {
     if (tc && aligned_16(q) && aligned_16(k) && aligned_16(v)) {
+#ifdef OPRT_HAVE_WGMMA
+      if (tc->wgmma && attention_wgmma(p, dtype, q, k, v, out, stream)) return;
+#endif
       float* partial = static_cast<float*>(workspace);
       if (tc->block_rows == 128) {  // an experiment (OPRT_ATTENTION_BLOCK_ROWS=128)
         if (tc->head_dim == 64) return launch_tensor_cores<T, 64, 128>(p, *tc, q, k, v, out, partial, stream);
@@ -302,7 +321,7 @@ extern "C" OPRT_API oprt_status oprt_execute_scaled_dot_product_attention(
     require_attention_buffers(p, out, query, key, value);
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
-      run(p, static_cast<const TensorCorePlan*>(d.backend_plan.get()), static_cast<const T*>(query),
+      run(p, d.dtype, static_cast<const TensorCorePlan*>(d.backend_plan.get()), static_cast<const T*>(query),
           static_cast<const T*>(key), static_cast<const T*>(value), static_cast<T*>(out), workspace,
           as_cuda_stream(stream));
     });

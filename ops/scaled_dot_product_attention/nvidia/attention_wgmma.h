@@ -13,9 +13,9 @@ namespace oprt {
 constexpr int kAttentionWgmmaRows = 128;
 
 // Runs out = attention(q, k, v) with the wgmma kernel and returns true, or returns false (nothing
-// launched) when this build or these operands cannot take it: no sm_90a code, not 16-bit, head
-// dims other than D = Dv = 64 or 128, Sk = 0. The caller has checked the tensor-core layout rules
-// (16-byte rows, 16-byte aligned bases).
+// launched) when this GPU or these operands cannot take it: not compute capability 9.0, not
+// 16-bit, head dims other than D = Dv = 64 or 128, Sk = 0, or key / value strides TMA cannot
+// describe. The caller has checked the tensor-core layout rules (16-byte rows, 16-byte aligned bases).
 bool attention_wgmma(const AttentionPlan& p, oprt_dtype dtype, const void* q, const void* k, const void* v, void* out,
                      cudaStream_t stream);
 

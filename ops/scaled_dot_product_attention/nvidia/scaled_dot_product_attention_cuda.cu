@@ -1,6 +1,7 @@
 // scaled_dot_product_attention on NVIDIA GPUs. Three kernels, chosen at create:
 // - wgmma (sm90/attention_wgmma.cu): f16/bf16, D = Dv of 64 or 128, 16-byte rows, compute
-//   capability 9.0, when its 128-row query tiles give every SM a block (prefill).
+//   capability 9.0, for prefill: at least one full 128-row query tile per KV head, and tiles
+//   enough to give every SM a block.
 // - mma.sync tensor cores (attention_mma.cuh): the same operands on sm_80+; with key splits and a
 //   combine pass when the query tiles alone leave SMs idle (decode, few heads).
 //   Execute falls back to the kernel below when a base pointer is not 16-byte aligned.
@@ -99,8 +100,12 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
 #ifdef OPRT_HAVE_WGMMA
   const int64_t wgmma_blocks =
       p.batch * p.kv_heads * ((p.group * p.sq + kAttentionWgmmaRows - 1) / kAttentionWgmmaRows);
+  // auto: prefill only. A KV head with fewer packed query rows than one tile (decode: Sq of 1..16
+  // times the group) would multiply mostly padding; those, and grids that leave SMs idle, stay on
+  // mma.sync with its key splits (measured there, 2026-12-06/07).
+  const bool prefill = p.group * p.sq >= kAttentionWgmmaRows && wgmma_blocks >= sm_count();
   plan->wgmma = p.sk > 0 && compute_capability_major() == 9 &&
-                (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && wgmma_blocks >= sm_count()));
+                (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && prefill));
   if (plan->wgmma) return plan;
 #endif
   const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;

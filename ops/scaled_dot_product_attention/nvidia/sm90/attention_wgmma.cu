@@ -279,7 +279,7 @@ namespace oprt {
 
 bool attention_wgmma(const AttentionPlan& p, oprt_dtype dtype, const void* q, const void* k, const void* v, void* out,
                      cudaStream_t stream) {
-  if (p.sk == 0 || p.d != p.dv || (p.d != 64 && p.d != 128)) return false;
+  if (!is_sm90() || p.sk == 0 || p.d != p.dv || (p.d != 64 && p.d != 128)) return false;
   if (dtype == OPRT_DTYPE_F16) return run<__half>(p, q, k, v, out, stream);
   if (dtype == OPRT_DTYPE_BF16) return run<__nv_bfloat16>(p, q, k, v, out, stream);
   return false;

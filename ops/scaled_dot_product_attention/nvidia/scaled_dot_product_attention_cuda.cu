@@ -97,17 +97,6 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
     return nullptr;
   auto plan = std::make_shared<TensorCorePlan>();
   plan->head_dim = static_cast<int>(p.d);
-#ifdef OPRT_HAVE_WGMMA
-  const int64_t wgmma_blocks =
-      p.batch * p.kv_heads * ((p.group * p.sq + kAttentionWgmmaRows - 1) / kAttentionWgmmaRows);
-  // auto: prefill only. A KV head with fewer packed query rows than one tile (decode: Sq of 1..16
-  // times the group) would multiply mostly padding; those, and grids that leave SMs idle, stay on
-  // mma.sync with its key splits (measured there, 2026-12-06/07).
-  const bool prefill = p.group * p.sq >= kAttentionWgmmaRows && wgmma_blocks >= sm_count();
-  plan->wgmma = p.sk > 0 && compute_capability_major() == 9 &&
-                (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && prefill));
-  if (plan->wgmma) return plan;
-#endif
   const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;
   plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
   const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
@@ -118,6 +107,17 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
   plan->splits = static_cast<int>((kv_tiles + plan->tiles_per_split - 1) / plan->tiles_per_split);
   if (plan->splits > 1)
     workspace = static_cast<size_t>(plan->splits) * p.batch * p.heads * p.sq * (p.dv + 2) * sizeof(float);
+#ifdef OPRT_HAVE_WGMMA
+  // The mma.sync plan above stays complete: execute falls back to it where the wgmma launcher
+  // declines (key / value strides TMA cannot describe). auto: prefill only. A KV head with fewer
+  // packed query rows than one tile (decode: Sq of 1..16 times the group) would multiply mostly
+  // padding; those, and grids that leave SMs idle, stay on mma.sync with its key splits.
+  const int64_t wgmma_blocks =
+      p.batch * p.kv_heads * ((p.group * p.sq + kAttentionWgmmaRows - 1) / kAttentionWgmmaRows);
+  const bool prefill = p.group * p.sq >= kAttentionWgmmaRows && wgmma_blocks >= sm_count();
+  plan->wgmma = p.sk > 0 && p.batch_rank <= 1 && compute_capability_major() == 9 &&
+                (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && prefill));
+#endif
   return plan;
 }
 

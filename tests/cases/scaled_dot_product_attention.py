@@ -62,6 +62,10 @@ def correctness_cases():
         Case("tiles-128-causal", qkv(1, 2, 333, 333, 128), CAUSAL),
         Case("tiles-64-causal-sq-200-sk-390", qkv(2, 2, 200, 390, 64), CAUSAL),
         Case("tiles-gqa-causal", qkv(1, 8, 150, 260, 128, hkv=2), {**CAUSAL, **GQA}),
+        # the Hopper kernel's tensor maps on their edges: one KV head, one key, rank 3 (no batch dim)
+        Case("tiles-mqa-causal", qkv(2, 4, 130, 150, 64, hkv=1), {**CAUSAL, **GQA}),
+        Case("tiles-one-key", qkv(1, 2, 130, 1, 64)),
+        Case("tiles-rank-3", (T((4, 140, 64)), T((4, 150, 64)), T((4, 150, 64))), CAUSAL),
         # two batch dims that do not merge (key and value repeat over the second): no TMA map
         # describes them, so the Hopper kernel hands the call back to the mma.sync kernel
         Case("batch-dims-expanded-kv",

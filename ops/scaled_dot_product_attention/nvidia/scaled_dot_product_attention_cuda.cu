@@ -55,6 +55,7 @@ size_t smem_bytes(const AttentionPlan& p) {
 // The tensor-core kernel's launch, decided at create.
 struct TensorCorePlan {
   bool wgmma = false;           // the sm_90a kernel (attention_wgmma.h), no key splits
+  bool wgmma_forced = false;    // OPRT_ATTENTION_STRATEGY=wgmma: a call it declines is an error, not a fallback
   int head_dim = 0;             // 64 or 128: the kernel's instantiation
   int block_rows = 64;          // query rows per block (64: 4 warps, two blocks per SM; 128: 8 warps, one)
   int splits = 1;               // key splits per query tile (> 1: partial results and a combine pass)
@@ -101,7 +102,7 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
   plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
   const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
   int64_t splits = 1;
-  if (strategy == Strategy::kAuto && blocks < sm_count())
+  if ((strategy == Strategy::kAuto || strategy == Strategy::kMma) && blocks < sm_count())
     splits = std::max<int64_t>(1, std::min<int64_t>((2 * sm_count() + blocks - 1) / blocks, kv_tiles / 4));
   plan->tiles_per_split = (kv_tiles + splits - 1) / splits;
   plan->splits = static_cast<int>((kv_tiles + plan->tiles_per_split - 1) / plan->tiles_per_split);
@@ -115,8 +116,12 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
   const int64_t wgmma_blocks =
       p.batch * p.kv_heads * ((p.group * p.sq + kAttentionWgmmaRows - 1) / kAttentionWgmmaRows);
   const bool prefill = p.group * p.sq >= kAttentionWgmmaRows && wgmma_blocks >= sm_count();
-  plan->wgmma = p.sk > 0 && p.batch_rank <= 1 && compute_capability_major() == 9 &&
+  // TMA maps one batch dim and steps over memory: keys and values repeated by a zero stride stay on mma.sync
+  const bool tma_layout = p.batch_rank <= 1 && p.k.seq && p.k.head && p.v.seq && p.v.head &&
+                          (p.batch_rank == 0 || (p.k.batch[0] && p.v.batch[0]));
+  plan->wgmma = p.sk > 0 && tma_layout && compute_capability_major() == 9 &&
                 (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && prefill));
+  plan->wgmma_forced = plan->wgmma && strategy == Strategy::kWgmma;
 #endif
   return plan;
 }
@@ -300,6 +305,9 @@ void run(const AttentionPlan& p, oprt_dtype dtype, const TensorCorePlan* tc, con
     if (tc && aligned_16(q) && aligned_16(k) && aligned_16(v)) {
 #ifdef OPRT_HAVE_WGMMA
       if (tc->wgmma && attention_wgmma(p, dtype, q, k, v, out, stream)) return;
+      if (tc->wgmma && tc->wgmma_forced)  // the tests force it: a silent fallback would hide what ran
+        fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: OPRT_ATTENTION_STRATEGY=wgmma, but the "
+             "wgmma kernel declined this call (not compute capability 9.0, or key / value strides TMA cannot map)");
 #endif
       float* partial = static_cast<float*>(workspace);
       if (tc->block_rows == 128) {  // an experiment (OPRT_ATTENTION_BLOCK_ROWS=128)

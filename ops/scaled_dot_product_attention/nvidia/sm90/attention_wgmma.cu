@@ -27,6 +27,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -44,7 +45,7 @@ using namespace oprt;
 namespace {
 
 constexpr int BM = kAttentionWgmmaRows, BN = 128;
-constexpr float kLog2e = 1.4426950408889634f;
+[[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;  // used by device code only
 
 // out's rows `row` and row + 8 (packed rows of KV head kv_head; none at or past `rows`): o / l,
 // l summed over the quad first. Every row sees key 0, so l > 0.
@@ -217,6 +218,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     wgmma_wait<0>();
     fence_operands(sc);
     softmax_tile(kt);
+    fence_operands(o);  // the rescaled O and the packed P are final before wgmma reads them
+    fence_operands(pa);
     wgmma_fence();
     issue_pv(s);
     wgmma_commit();
@@ -279,7 +282,8 @@ namespace oprt {
 
 bool attention_wgmma(const AttentionPlan& p, oprt_dtype dtype, const void* q, const void* k, const void* v, void* out,
                      cudaStream_t stream) {
-  if (!is_sm90() || p.sk == 0 || p.d != p.dv || (p.d != 64 && p.d != 128)) return false;
+  // TMA's coordinates are int: keys up to INT32_MAX (only a zero-stride key dim reaches past it)
+  if (!is_sm90() || p.sk == 0 || p.sk > INT32_MAX - BN || p.d != p.dv || (p.d != 64 && p.d != 128)) return false;
   if (dtype == OPRT_DTYPE_F16) return run<__half>(p, q, k, v, out, stream);
   if (dtype == OPRT_DTYPE_BF16) return run<__nv_bfloat16>(p, q, k, v, out, stream);
   return false;

@@ -22,7 +22,8 @@ so). Its CUDA steps are called through a general entry point (any Sq, Sk, causal
 step_bench adds beside the lab's, whose call is causal self-attention only; its TileLang steps are
 compiled once per mask. The CUDA production kernel is timed once per OPRT_ATTENTION_STRATEGY
 (ATTENTION_VARIANTS: the variable is read when the descriptor is created, so each variant
-prepares its own), the default (auto: split-KV) as the row "production".
+prepares its own), the default (auto: wgmma on Hopper prefill, mma.sync split-KV for decode) as the
+row "production".
 The JSON is run_ops.py's (performance.write_results): one row per (step, shape), backend = the
 step's language, attrs = {step, number, title}. It lives in data/bench/steps/, outside the
 data/bench/*.json that the chapters read as whole-operator benchmarks (chapter.results_files).
@@ -72,8 +73,9 @@ COMPUTE_BOUND = ("matmul", ATTENTION)  # rows timed in FLOP/s against the tensor
 # OPRT_ATTENTION_STRATEGY when a descriptor is created): the step name of its row, its title's
 # suffix, the variable's value. "production" (auto) is the runtime's default.
 ATTENTION_VARIANTS = (("production-cuda-cores", "cuda-cores", "cuda-cores"),
-                      ("production-tensor-cores", "tensor cores", "no-split"),
-                      ("production", "split-KV", "auto"))
+                      ("production-tensor-cores", "mma.sync", "no-split"),
+                      ("production-mma", "mma.sync, split-KV", "mma"),
+                      ("production", "auto: wgmma on Hopper prefill", "auto"))
 DTYPE_NAMES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16"}
 TL_NAMES = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}
 MAX_CALL_S = 2.0  # a step slower than this per call is not timed (30 samples would take minutes)

@@ -161,7 +161,7 @@ RECORD = Operator(
     # what scripts/step_bench.py times, in its own shape form (B, H, Sq, Sk, D, is_causal): issue 31's
     # prefill anchor full and causal (1.1 TFLOP, half that causal) and its decode anchor (one query
     # against 8192 keys: memory-bound, 4.3 GB of K and V in bf16)
-    production={"cuda": "production: FlashAttention-2 on tensor cores (mma.sync), split-KV for decode",
+    production={"cuda": "production: wgmma + TMA on Hopper prefill, else mma.sync (split-KV for decode)",
                 "tilelang": "production: T.gemm on fragments under T.Pipelined"},
     step_bench_shapes=((4, 32, 4096, 4096, 128, 0), (4, 32, 4096, 4096, 128, 1), (32, 32, 1, 8192, 128, 0)),
 )

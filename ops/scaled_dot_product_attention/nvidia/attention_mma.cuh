@@ -37,7 +37,6 @@ namespace oprt::attention_mma {
 constexpr int BN = 64;  // keys per tile
 template <int BM>
 constexpr int threads() { return BM / 16 * 32; }  // a warp per 16 query rows
-constexpr float kLog2e = 1.4426950408889634f;
 
 // Shared memory: Q [BM][HD + 8], then two stages of K and V [BN][HD + 8].
 template <int HD, int BM>

@@ -8,6 +8,9 @@
 
 namespace oprt {
 
+// The scores are scaled into log2 units (scale * log2 e) so that each exponential is one exp2f.
+constexpr float kLog2e = 1.4426950408889634f;
+
 // The online softmax of one key tile of scores s (f32: this thread's NT column tiles of 8 keys of
 // rows g and g + 8), keys j0..: scaled into log2 units, keys past a row's
 // last masked (only when the tile crosses some row's last key, keys_min), then each row's max

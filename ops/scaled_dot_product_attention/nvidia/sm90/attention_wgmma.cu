@@ -45,7 +45,6 @@ using namespace oprt;
 namespace {
 
 constexpr int BM = kAttentionWgmmaRows, BN = 128;
-[[maybe_unused]] constexpr float kLog2e = 1.4426950408889634f;  // used by device code only
 
 // out's rows `row` and row + 8 (packed rows of KV head kv_head; none at or past `rows`): o / l,
 // l summed over the quad first. Every row sees key 0, so l > 0.

@@ -15,10 +15,14 @@
 //   accumulator layout, rounded to 16 bits, is wgmma's A fragment) and V from shared memory as an
 //   MN-major B (features contiguous). O (64 x D, f32) is rescaled by 2^(m_old - m_new) when a
 //   tile raises a row's max.
-// - The consumers never wait for each other: one's softmax (its exponentials on the SM's
-//   16-per-clock special-function units) overlaps the other's wgmma as far as the warp schedulers
-//   interleave them. Not here from FlashAttention-3 (Shah et al. 2024): the consumers taking turns
-//   by named barriers, and a tile's softmax overlapped with the same warpgroup's next Q K^T.
+// - Within a consumer the tensor cores and the softmax overlap (FlashAttention-3's intra-warpgroup
+//   pipelining, Shah et al. 2024): S of tile kt and P V of tile kt - 1 are issued together, the
+//   softmax of kt runs while P V(kt - 1) is still on the tensor cores, and O takes its rescale
+//   once that P V is done. Across consumers, FlashAttention-3's ping-pong: named barriers make
+//   them take turns issuing their products, so one's softmax runs while the other's wgmmas hold
+//   the tensor cores (left to the warp schedulers, both often multiplied at once, then both ran
+//   their softmax with the tensor cores idle: on an H100, 0.70-0.92x cuDNN without the turns,
+//   0.72-1.00x with them; data/results-log.md, 2026-12-07 fifth session).
 // - Causal (torch's top-left mask): a block stops at the keys its last row sees; a tile crossing
 //   some row's last key is masked element by element. Every consumer multiplies every tile the
 //   block loads, even one none of its rows sees (the first 64 rows of the block's last tile: all
@@ -80,14 +84,16 @@ __device__ __forceinline__ void store_rows(const float (&o)[OT * 4], float (&l)[
 
 constexpr int CONSUMERS = 2, THREADS = 128 * (CONSUMERS + 1);
 
-// Shared memory: the Q tile, two stages of K tiles, two of V tiles (each swizzled, 1024-aligned),
-// the mbarriers (full K, full V, empty per stage), and 1024 bytes of slack to align the first tile.
+// Shared memory: the Q tile, three stages of K tiles, three of V tiles (each swizzled, 1024-aligned),
+// the mbarriers (full K, full V, empty per stage), a scratch word per consumer thread, and 1024 bytes
+// of slack to align the first tile.
 template <int HD>
 struct Smem {
-  static constexpr int stages = 2;
+  static constexpr int stages = 3;  // a stage is refilled a whole tile before it is read
   static constexpr int q_bytes = BM * HD * 2, kv_bytes = BN * HD * 2;
   static constexpr int bars = q_bytes + 2 * stages * kv_bytes;  // offset of the mbarriers
-  static constexpr int bytes = bars + 3 * stages * 8 + 1024;
+  static constexpr int scratch = bars + 3 * stages * 8;  // a word per consumer thread (pin_before_wait)
+  static constexpr int bytes = scratch + CONSUMERS * 128 * 4 + 1024;
 };
 
 template <class T, int HD>
@@ -197,36 +203,88 @@ __global__ void __launch_bounds__(THREADS, 1)
                           smem_desc(k_stage(s) + kk / 4 * (BN * 128) + in_row, 16, 1024), kk > 0);
     }
   };
-  // Tile kt's softmax once its S is in, its P packed for P V, and its V waited for.
+  // Tile kt's softmax once its S is in: the probabilities in sc, the factor O still owes in `correction`.
+  float correction[2];
   auto softmax_tile = [&](int kt) {
-    online_softmax<NT, OT>(sc, o, m, l, scale, static_cast<int64_t>(kt) * BN, wg_keys_min, row_keys, t);
+    online_softmax_scores<NT, true>(sc, m, l, scale, static_cast<int64_t>(kt) * BN, wg_keys_min, row_keys, t,
+                              [&](int r, float c) { correction[r] = c; });
+  };
+  auto pack_p = [&] {
 #pragma unroll
     for (int kk = 0; kk < BN / 16; ++kk)
 #pragma unroll
       for (int i = 0; i < 4; ++i) pa[kk][i] = pack_pair<T>(sc[8 * kk + 2 * i], sc[8 * kk + 2 * i + 1]);
-    mbar_wait(full_v(kt % STAGES), (kt / STAGES) & 1);
   };
-  // Per tile: S = Q K^T, the softmax, O += P V, the stage freed. The two consumers run
-  // independently: one's softmax overlaps the other's wgmma as the warp schedulers interleave them.
-  for (int kt = 0; kt < key_tiles; ++kt) {
-    const int s = kt % STAGES;
+  // ptxas hoists a wgmma wait above independent arithmetic (seen in the SASS: the softmax sank below
+  // the wait for P V, and nothing overlapped); a shared-memory store stays in order with the wait,
+  // so storing a value that depends on the whole softmax keeps the softmax ahead of it.
+  const uint32_t pin_slot = base + S::scratch + 4 * (128 * c + tid);
+  auto pin_before_wait = [&](float x) { asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(pin_slot), "f"(x) : "memory"); };
+  auto release = [&](int s) {  // this warp is done with the stage's K and V
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty(s));
+  };
+
+  // The ping-pong: the consumers take turns issuing their wgmmas, by named barriers 3 and 4 (256
+  // threads: one consumer's sync meets the other's arrive), so one's softmax runs while the other's
+  // products occupy the tensor cores. Consumer 0 goes first (consumer 1 arrives once up front);
+  // consumer 1 does not hand back its last turn, which nobody would wait for.
+  auto turn_begin = [&] { asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory"); };
+  auto turn_end = [&](int kt) {
+    if (c == 0 || kt + 1 < key_tiles) asm volatile("bar.arrive %0, 256;\n" ::"r"(4 - c) : "memory");
+  };
+  if (c == 1) asm volatile("bar.arrive 3, 256;\n" ::: "memory");
+
+  // Tile 0: S, the softmax, P (O is still zero: nothing to rescale).
+  mbar_wait(full_k(0), 0);
+  turn_begin();
+  wgmma_fence();
+  issue_s(0);
+  wgmma_commit();
+  turn_end(0);
+  wgmma_wait<0>();
+  fence_operands(sc);
+  softmax_tile(0);
+  pack_p();
+  // Tile kt: S(kt) and O += P V(kt - 1) issued together as two commit groups; the softmax of tile
+  // kt runs as soon as S(kt) is in, while the tensor cores still work on P V(kt - 1); then O is
+  // rescaled (P V(kt - 1) done) and P(kt) packed over P(kt - 1).
+  for (int kt = 1; kt < key_tiles; ++kt) {
+    const int s = kt % STAGES, prev = (kt - 1) % STAGES;
     mbar_wait(full_k(s), (kt / STAGES) & 1);
+    mbar_wait(full_v(prev), ((kt - 1) / STAGES) & 1);
+    fence_operands(o);  // the rescaled O and the packed P are final before wgmma reads them
+    fence_operands(pa);
+    turn_begin();
     wgmma_fence();
     issue_s(s);
     wgmma_commit();
-    wgmma_wait<0>();
+    issue_pv(prev);
+    wgmma_commit();
+    turn_end(kt);
+    wgmma_wait<1>();  // S(kt) is in
     fence_operands(sc);
     softmax_tile(kt);
-    fence_operands(o);  // the rescaled O and the packed P are final before wgmma reads them
-    fence_operands(pa);
-    wgmma_fence();
-    issue_pv(s);
-    wgmma_commit();
-    wgmma_wait<0>();
+    pin_before_wait(l[0] + l[1]);  // the whole softmax (its row sums) before the wait below
+    wgmma_wait<0>();  // P V(kt - 1) is in
     fence_operands(o);
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty(s));  // this warp is done with the stage
+    fence_operands(pa);
+    release(prev);
+    rescale_row<OT>(o, 0, correction[0]);
+    rescale_row<OT>(o, 1, correction[1]);
+    pack_p();
   }
+  // The last tile's P V.
+  const int last_stage = (key_tiles - 1) % STAGES;
+  mbar_wait(full_v(last_stage), ((key_tiles - 1) / STAGES) & 1);
+  fence_operands(o);
+  fence_operands(pa);
+  wgmma_fence();
+  issue_pv(last_stage);
+  wgmma_commit();
+  wgmma_wait<0>();
+  fence_operands(o);
+  release(last_stage);
   store_rows<T, OT>(o, l, p, out, oo, kv_head, wg_row0 + warp * 16 + g, rows, t);
 #else
   __trap();  // never launched: built for sm_90a only, and the host checks for compute capability 9.0

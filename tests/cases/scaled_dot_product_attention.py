@@ -49,6 +49,8 @@ def correctness_cases():
         Case("decode-1", qkv(2, 4, 1, 1031, 128)),
         Case("decode-16", qkv(1, 2, 16, 1000, 64)),
         Case("decode-16-causal", qkv(1, 2, 16, 1000, 64), CAUSAL),
+        # the CUDA-core kernel's key splits (head dims no tensor-core kernel takes), a tail in the last split
+        Case("decode-odd-head-dims", qkv(1, 3, 2, 1500, 72, dv=40)),
         # grouped-query (head h reads key/value head h // (H // Hkv)) and multi-query heads
         Case("gqa-8-2", qkv(3, 8, 2, 65, 70, 64, hkv=2), GQA),
         Case("gqa-8-2-causal", qkv(1, 8, 33, 33, 64, hkv=2), {**CAUSAL, **GQA}),

@@ -5,7 +5,8 @@
 // - mma.sync tensor cores (attention_mma.cuh): the same operands on sm_80+; with key splits and a
 //   combine pass when the query tiles alone leave SMs idle (decode, few heads).
 //   Execute falls back to the kernel below when a base pointer is not 16-byte aligned.
-// - CUDA cores (below): every dtype, head dim and stride; f32 always.
+// - CUDA cores (below): every dtype, head dim and stride; f32 always. Key splits as for mma.sync
+//   when its query tiles leave SMs idle (decode), merged by the same combine pass.
 // OPRT_ATTENTION_STRATEGY, read at create: auto (default), cuda-cores (the kernel below alone: the
 // chapter's baseline), no-split (mma.sync tensor cores without key splits), mma (auto without
 // wgmma), wgmma (wgmma wherever it can run, however few tiles: how the tests reach it).
@@ -25,6 +26,9 @@
 //   key 0, so l > 0; Sk = 0 writes torch's zeros. Rows past Sq (the last tile's tail) compute on
 //   zeros and are not stored.
 // - GQA: query head h reads key/value head h / (H / Hkv).
+// - Split-KV: with `partial` set, block (.., split) walks keys [split * keys_per_split, ...) and
+//   writes its unnormalised accumulator with the row's max (in log2 units, as attention_mma's
+//   combine_kernel reads it) and sum; a split past a causal row's keys writes max -inf.
 // - Shared memory rows are padded by one float (conflict-free column walks); D is limited by the
 //   device's shared memory per block (D = Dv = 128: 73 KiB, 256: 137 KiB), Dv by the registers
 //   (<= 256). Larger head dims are refused at create (OPRT_STATUS_NOT_SUPPORTED).
@@ -51,6 +55,12 @@ size_t smem_bytes(const AttentionPlan& p) {
   const int64_t dp = p.d + 1, dvp = p.dv + 1;
   return static_cast<size_t>(BM * dp + BN * dp + BN * dvp + BM * (BN + 1)) * sizeof(float);
 }
+
+// The CUDA-core kernel's key splits, decided at create (splits = 1: none).
+struct CudaCorePlan {
+  int splits = 1;
+  int64_t keys_per_split = 0;  // a multiple of BN
+};
 
 // The tensor-core kernel's launch, decided at create.
 struct TensorCorePlan {
@@ -83,13 +93,43 @@ bool has_16_byte_rows(const AttentionOperand& a, int batch_rank) {
 
 bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
+// What create decides for execute: the tensor-core plan (null: the CUDA-core kernel alone) and the
+// CUDA-core kernel's splits (it is also the fallback of a tensor-core call with unaligned pointers).
+struct KernelPlans {
+  std::shared_ptr<const TensorCorePlan> tc;
+  CudaCorePlan core;
+};
+
+// Splits count for a grid of `blocks` over `tiles` key tiles: none when the grid fills the SMs,
+// else until about two blocks per SM, each split keeping at least 4 tiles (the combine stays small).
+int64_t key_splits(int64_t blocks, int64_t tiles) {
+  if (blocks >= sm_count()) return 1;
+  return std::max<int64_t>(1, std::min<int64_t>((2 * sm_count() + blocks - 1) / blocks, tiles / 4));
+}
+
+size_t partial_bytes(const AttentionPlan& p, int splits) {  // [split][row][Dv] accumulators, [split][row] (max, sum)
+  return splits > 1 ? static_cast<size_t>(splits) * p.batch * p.heads * p.sq * (p.dv + 2) * sizeof(float) : 0;
+}
+
+CudaCorePlan plan_cuda_cores(const AttentionPlan& p, Strategy strategy) {
+  CudaCorePlan plan;
+  const int64_t tiles = (p.sk + BN - 1) / BN;
+  const int64_t splits = strategy == Strategy::kAuto || strategy == Strategy::kMma
+                             ? key_splits(p.batch * p.heads * ((p.sq + BM - 1) / BM), tiles)
+                             : 1;
+  const int64_t tiles_per_split = (tiles + splits - 1) / splits;
+  plan.keys_per_split = tiles_per_split * BN;
+  plan.splits = static_cast<int>((tiles + tiles_per_split - 1) / tiles_per_split);
+  return plan;
+}
+
 // Tensor cores where the dtype, head dims, layout and GPU allow. On compute capability 9.0 the
 // wgmma kernel when its query tiles alone give every SM a block; otherwise mma.sync, with key splits
 // until the grid has about two blocks per SM (each split keeps at least 4 key tiles, so the combine
 // pass stays small).
-std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, size_t& workspace) {
+std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, Strategy strategy,
+                                                        size_t& workspace) {
   const AttentionPlan& p = d.plan;
-  const Strategy strategy = strategy_from_env();
   workspace = 0;
   if (strategy == Strategy::kCudaCores || d.dtype == OPRT_DTYPE_F32 || p.d != p.dv || (p.d != 64 && p.d != 128))
     return nullptr;
@@ -101,13 +141,11 @@ std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescripto
   const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;
   plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
   const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
-  int64_t splits = 1;
-  if ((strategy == Strategy::kAuto || strategy == Strategy::kMma) && blocks < sm_count())
-    splits = std::max<int64_t>(1, std::min<int64_t>((2 * sm_count() + blocks - 1) / blocks, kv_tiles / 4));
+  const int64_t splits =
+      strategy == Strategy::kAuto || strategy == Strategy::kMma ? key_splits(blocks, kv_tiles) : 1;
   plan->tiles_per_split = (kv_tiles + splits - 1) / splits;
   plan->splits = static_cast<int>((kv_tiles + plan->tiles_per_split - 1) / plan->tiles_per_split);
-  if (plan->splits > 1)
-    workspace = static_cast<size_t>(plan->splits) * p.batch * p.heads * p.sq * (p.dv + 2) * sizeof(float);
+  workspace = partial_bytes(p, plan->splits);
 #ifdef OPRT_HAVE_WGMMA
   // The mma.sync plan above stays complete: execute falls back to it where the wgmma launcher
   // declines (key / value strides TMA cannot describe). auto: prefill only. A KV head with fewer
@@ -149,9 +187,13 @@ size_t scaled_dot_product_attention_workspace_bytes(AttentionDescriptor& d) {
   const int64_t blocks = p.batch * p.heads * ((p.sq + BM - 1) / BM);
   if (blocks > INT32_MAX)
     fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: ", blocks, " query tiles exceed one grid");
+  const Strategy strategy = strategy_from_env();
+  auto plans = std::make_shared<KernelPlans>();
   size_t workspace = 0;
-  d.backend_plan = plan_tensor_cores(d, workspace);
-  return workspace;
+  plans->tc = plan_tensor_cores(d, strategy, workspace);
+  plans->core = plan_cuda_cores(p, strategy);
+  d.backend_plan = plans;
+  return std::max(workspace, partial_bytes(p, plans->core.splits));
 }
 }  // namespace oprt
 
@@ -160,7 +202,8 @@ namespace {
 template <class T, int DV_MAX>
 __global__ void __launch_bounds__(THREADS) attention_kernel(const T* __restrict__ q, const T* __restrict__ k,
                                                            const T* __restrict__ v, T* __restrict__ out,
-                                                           const AttentionPlan p, const int64_t q_tiles) {
+                                                           const AttentionPlan p, const int64_t q_tiles,
+                                                           const int64_t keys_per_split, float* __restrict__ partial) {
   extern __shared__ float smem[];
   const int64_t d = p.d, dv = p.dv, dp = d + 1, dvp = dv + 1;
   float* qs = smem;          // [BM][d + 1]
@@ -189,9 +232,11 @@ __global__ void __launch_bounds__(THREADS) attention_kernel(const T* __restrict_
   for (int i = 0; i < DV_MAX / LANES; ++i) acc[i] = 0.f;
   float m = -INFINITY, l = 0.f;
   const int64_t row_keys = row < p.sq ? p.key_end(row) : 0;                  // keys this row sees
-  const int64_t keys = p.key_end((i0 + BM < p.sq ? i0 + BM : p.sq) - 1);     // ... the tile's last row
+  const int64_t tile_keys = p.key_end((i0 + BM < p.sq ? i0 + BM : p.sq) - 1);  // ... the tile's last row
+  const int64_t k_begin = blockIdx.y * keys_per_split;                            // this split's keys
+  const int64_t keys = k_begin + keys_per_split < tile_keys ? k_begin + keys_per_split : tile_keys;
 
-  for (int64_t j0 = 0; j0 < keys; j0 += BN) {
+  for (int64_t j0 = k_begin; j0 < keys; j0 += BN) {
     __syncthreads();  // the previous tile's ks, vs and ps are read (and qs is written, the first time)
     for (int64_t e = tid; e < BN * d; e += THREADS) {
       const int64_t j = e / d, c = e % d;
@@ -246,6 +291,20 @@ __global__ void __launch_bounds__(THREADS) attention_kernel(const T* __restrict_
     }
   }
   if (row >= p.sq) return;
+  if (partial) {  // this split's share, in combine_kernel's layout
+    const int64_t all_rows = p.batch * p.heads * p.sq, at = blockIdx.y * all_rows + (z * p.heads + h) * p.sq + row;
+    float* po = partial + at * dv;
+#pragma unroll
+    for (int i = 0; i < DV_MAX / LANES; ++i) {
+      const int64_t e = lane + LANES * i;
+      if (e < dv) po[e] = acc[i];
+    }
+    if (lane == 0) {
+      float* ml = partial + gridDim.y * all_rows * dv + 2 * at;
+      ml[0] = m * kLog2e, ml[1] = l;  // m = -inf: a split holding none of the row's keys
+    }
+    return;
+  }
   T* orow = out + oo + h * p.o.head + row * p.o.seq;
 #pragma unroll
   for (int i = 0; i < DV_MAX / LANES; ++i) {
@@ -267,13 +326,21 @@ __global__ void zeros_kernel(T* out, const AttentionPlan p, const int64_t n) {
 }
 
 template <class T, int DV_MAX>
-void launch(const AttentionPlan& p, const T* q, const T* k, const T* v, T* out, cudaStream_t stream) {
+void launch(const AttentionPlan& p, const CudaCorePlan& plan, const T* q, const T* k, const T* v, T* out,
+            float* workspace, cudaStream_t stream) {
   auto* kernel = attention_kernel<T, DV_MAX>;
   const size_t smem = smem_bytes(p);
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), smem);
   const int64_t q_tiles = (p.sq + BM - 1) / BM;
-  kernel<<<static_cast<unsigned>(p.batch * p.heads * q_tiles), THREADS, smem, stream>>>(q, k, v, out, p, q_tiles);
+  float* partial = plan.splits > 1 ? workspace : nullptr;
+  const dim3 grid(static_cast<unsigned>(p.batch * p.heads * q_tiles), static_cast<unsigned>(plan.splits));
+  const int64_t keys_per_split = plan.splits > 1 ? plan.keys_per_split : p.sk;
+  kernel<<<grid, THREADS, smem, stream>>>(q, k, v, out, p, q_tiles, keys_per_split, partial);
   check_launch("scaled_dot_product_attention kernel");
+  if (!partial) return;
+  const int64_t n = p.batch * p.heads * p.sq * p.dv;
+  attention_mma::combine_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(partial, out, p, plan.splits);
+  check_launch("scaled_dot_product_attention combine kernel");
 }
 
 template <class T, int HD, int BM>
@@ -294,13 +361,15 @@ void launch_tensor_cores(const AttentionPlan& p, const TensorCorePlan& plan, con
 }
 
 template <class T>
-void run(const AttentionPlan& p, oprt_dtype dtype, const TensorCorePlan* tc, const T* q, const T* k, const T* v, T* out,
-         void* workspace, cudaStream_t stream) {
+void run(const AttentionPlan& p, oprt_dtype dtype, const KernelPlans* plans, const T* q, const T* k, const T* v,
+         T* out, void* workspace, cudaStream_t stream) {
   if (p.sk == 0) {
     const int64_t n = p.batch * p.heads * p.sq * p.dv;
     zeros_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(out, p, n);
     return check_launch("scaled_dot_product_attention zeros kernel");
   }
+  // create plans every call with keys (Sk = 0 has none)
+  const TensorCorePlan* tc = plans->tc.get();
   if constexpr (sizeof(T) == 2) {
     if (tc && aligned_16(q) && aligned_16(k) && aligned_16(v)) {
 #ifdef OPRT_HAVE_WGMMA
@@ -318,9 +387,10 @@ void run(const AttentionPlan& p, oprt_dtype dtype, const TensorCorePlan* tc, con
       return launch_tensor_cores<T, 128, 64>(p, *tc, q, k, v, out, partial, stream);
     }
   }
-  if (p.dv <= 64) return launch<T, 64>(p, q, k, v, out, stream);
-  if (p.dv <= 128) return launch<T, 128>(p, q, k, v, out, stream);
-  launch<T, kMaxDv>(p, q, k, v, out, stream);
+  float* partial = static_cast<float*>(workspace);
+  if (p.dv <= 64) return launch<T, 64>(p, plans->core, q, k, v, out, partial, stream);
+  if (p.dv <= 128) return launch<T, 128>(p, plans->core, q, k, v, out, partial, stream);
+  launch<T, kMaxDv>(p, plans->core, q, k, v, out, partial, stream);
 }
 }  // namespace
 
@@ -334,7 +404,7 @@ extern "C" OPRT_API oprt_status oprt_execute_scaled_dot_product_attention(
     require_attention_buffers(p, out, query, key, value);
     dispatch_dtype(d.dtype, [&](auto type) {
       using T = typename decltype(type)::type;
-      run(p, d.dtype, static_cast<const TensorCorePlan*>(d.backend_plan.get()), static_cast<const T*>(query),
+      run(p, d.dtype, static_cast<const KernelPlans*>(d.backend_plan.get()), static_cast<const T*>(query),
           static_cast<const T*>(key), static_cast<const T*>(value), static_cast<T*>(out), workspace,
           as_cuda_stream(stream));
     });

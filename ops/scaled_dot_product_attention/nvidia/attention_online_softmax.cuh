@@ -22,8 +22,8 @@ __device__ __forceinline__ float exp2_ftz(float x) {
 
 // The scores of one key tile s (f32: this thread's NT column tiles of 8 keys of rows g and g + 8),
 // keys j0..: scaled into log2 units, keys past a row's last masked (only when the tile crosses some
-// row's last key, keys_min; BRANCH picks how, below), each row's max raised, s turned into probabilities and added to the row
-// sum l. on_row(r, c) receives each row's factor c = 2^(m_old - m_new) for the accumulator: the
+// row's last key, keys_min; BRANCH picks how, below), each row's max raised, s turned into
+// probabilities and added to the row sum l. on_row(r, c) receives each row's factor c = 2^(m_old - m_new) for the accumulator: the
 // mma.sync kernel rescales at once, the Hopper kernel keeps it until the previous tile's P V has
 // finished with its accumulator. A quad of four threads holds a row: max by two shuffles.
 template <int NT, bool BRANCH, class OnRow>
@@ -98,7 +98,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[NT * 4], float (&o)[OT
                                                float scale, int64_t j0, int64_t keys_min,
                                                const int64_t (&row_keys)[2], int t) {
   online_softmax_scores<NT, false>(s, m, l, scale, j0, keys_min, row_keys, t,
-                            [&](int r, float c) { rescale_row<OT>(o, r, c); });
+                                   [&](int r, float c) { rescale_row<OT>(o, r, c); });
 }
 
 }  // namespace oprt

@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "attention_mma.cuh"
 #include "attention_wgmma.h"
@@ -56,10 +57,10 @@ size_t smem_bytes(const AttentionPlan& p) {
   return static_cast<size_t>(BM * dp + BN * dp + BN * dvp + BM * (BN + 1)) * sizeof(float);
 }
 
-// The CUDA-core kernel's key splits, decided at create (splits = 1: none).
-struct CudaCorePlan {
+// A kernel's key splits, decided at create (splits = 1: none; > 1: partial results and a combine pass).
+struct KeySplits {
   int splits = 1;
-  int64_t keys_per_split = 0;  // a multiple of BN
+  int64_t tiles_per_split = 0;  // key tiles (of the kernel's own tile length) per split
 };
 
 // The tensor-core kernel's launch, decided at create.
@@ -68,8 +69,7 @@ struct TensorCorePlan {
   bool wgmma_forced = false;    // OPRT_ATTENTION_STRATEGY=wgmma: a call it declines is an error, not a fallback
   int head_dim = 0;             // 64 or 128: the kernel's instantiation
   int block_rows = 64;          // query rows per block (64: 4 warps, two blocks per SM; 128: 8 warps, one)
-  int splits = 1;               // key splits per query tile (> 1: partial results and a combine pass)
-  int64_t tiles_per_split = 0;  // key tiles (attention_mma::BN keys each) per split
+  KeySplits split;              // of attention_mma::BN-key tiles
 };
 
 enum class Strategy { kAuto, kCudaCores, kNoSplit, kMma, kWgmma };
@@ -96,56 +96,44 @@ bool aligned_16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 
 // What create decides for execute: the tensor-core plan (null: the CUDA-core kernel alone) and the
 // CUDA-core kernel's splits (it is also the fallback of a tensor-core call with unaligned pointers).
 struct KernelPlans {
-  std::shared_ptr<const TensorCorePlan> tc;
-  CudaCorePlan core;
+  std::optional<TensorCorePlan> tc;
+  KeySplits core;  // of BN-key tiles
 };
 
-// Splits count for a grid of `blocks` over `tiles` key tiles: none when the grid fills the SMs,
-// else until about two blocks per SM, each split keeping at least 4 tiles (the combine stays small).
-int64_t key_splits(int64_t blocks, int64_t tiles) {
-  if (blocks >= sm_count()) return 1;
-  return std::max<int64_t>(1, std::min<int64_t>((2 * sm_count() + blocks - 1) / blocks, tiles / 4));
+// Key splits for a grid of `blocks` over `tiles` (> 0) key tiles, where the strategy allows them
+// (auto, mma): none when the grid fills the SMs, else until about two blocks per SM, each split
+// keeping at least 4 tiles (the combine stays small).
+KeySplits split_keys(Strategy strategy, int64_t blocks, int64_t tiles) {
+  int64_t splits = 1;
+  if ((strategy == Strategy::kAuto || strategy == Strategy::kMma) && blocks < sm_count())
+    splits = std::max<int64_t>(1, std::min<int64_t>((2 * sm_count() + blocks - 1) / blocks, tiles / 4));
+  KeySplits split;
+  split.tiles_per_split = (tiles + splits - 1) / splits;
+  split.splits = static_cast<int>((tiles + split.tiles_per_split - 1) / split.tiles_per_split);
+  return split;
 }
 
 size_t partial_bytes(const AttentionPlan& p, int splits) {  // [split][row][Dv] accumulators, [split][row] (max, sum)
   return splits > 1 ? static_cast<size_t>(splits) * p.batch * p.heads * p.sq * (p.dv + 2) * sizeof(float) : 0;
 }
 
-CudaCorePlan plan_cuda_cores(const AttentionPlan& p, Strategy strategy) {
-  CudaCorePlan plan;
-  const int64_t tiles = (p.sk + BN - 1) / BN;
-  const int64_t splits = strategy == Strategy::kAuto || strategy == Strategy::kMma
-                             ? key_splits(p.batch * p.heads * ((p.sq + BM - 1) / BM), tiles)
-                             : 1;
-  const int64_t tiles_per_split = (tiles + splits - 1) / splits;
-  plan.keys_per_split = tiles_per_split * BN;
-  plan.splits = static_cast<int>((tiles + tiles_per_split - 1) / tiles_per_split);
-  return plan;
-}
-
 // Tensor cores where the dtype, head dims, layout and GPU allow. On compute capability 9.0 the
 // wgmma kernel when its query tiles alone give every SM a block; otherwise mma.sync, with key splits
 // until the grid has about two blocks per SM (each split keeps at least 4 key tiles, so the combine
 // pass stays small).
-std::shared_ptr<const TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, Strategy strategy,
-                                                        size_t& workspace) {
+std::optional<TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, Strategy strategy) {
   const AttentionPlan& p = d.plan;
-  workspace = 0;
   if (strategy == Strategy::kCudaCores || d.dtype == OPRT_DTYPE_F32 || p.d != p.dv || (p.d != 64 && p.d != 128))
-    return nullptr;
+    return std::nullopt;
   if (!has_16_byte_rows(p.q, p.batch_rank) || !has_16_byte_rows(p.k, p.batch_rank) ||
       !has_16_byte_rows(p.v, p.batch_rank) || compute_capability_major() < 8)
-    return nullptr;
-  auto plan = std::make_shared<TensorCorePlan>();
+    return std::nullopt;
+  std::optional<TensorCorePlan> plan(std::in_place);
   plan->head_dim = static_cast<int>(p.d);
   const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;
   plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
   const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
-  const int64_t splits =
-      strategy == Strategy::kAuto || strategy == Strategy::kMma ? key_splits(blocks, kv_tiles) : 1;
-  plan->tiles_per_split = (kv_tiles + splits - 1) / splits;
-  plan->splits = static_cast<int>((kv_tiles + plan->tiles_per_split - 1) / plan->tiles_per_split);
-  workspace = partial_bytes(p, plan->splits);
+  plan->split = split_keys(strategy, blocks, kv_tiles);
 #ifdef OPRT_HAVE_WGMMA
   // The mma.sync plan above stays complete: execute falls back to it where the wgmma launcher
   // declines (key / value strides TMA cannot describe). auto: prefill only. A KV head with fewer
@@ -189,11 +177,11 @@ size_t scaled_dot_product_attention_workspace_bytes(AttentionDescriptor& d) {
     fail(OPRT_STATUS_NOT_SUPPORTED, "scaled_dot_product_attention: ", blocks, " query tiles exceed one grid");
   const Strategy strategy = strategy_from_env();
   auto plans = std::make_shared<KernelPlans>();
-  size_t workspace = 0;
-  plans->tc = plan_tensor_cores(d, strategy, workspace);
-  plans->core = plan_cuda_cores(p, strategy);
+  plans->tc = plan_tensor_cores(d, strategy);
+  plans->core = split_keys(strategy, blocks, (p.sk + BN - 1) / BN);
   d.backend_plan = plans;
-  return std::max(workspace, partial_bytes(p, plans->core.splits));
+  // one workspace for the tensor-core call and for its fallback to CUDA cores
+  return std::max(plans->tc ? partial_bytes(p, plans->tc->split.splits) : 0, partial_bytes(p, plans->core.splits));
 }
 }  // namespace oprt
 
@@ -326,7 +314,7 @@ __global__ void zeros_kernel(T* out, const AttentionPlan p, const int64_t n) {
 }
 
 template <class T, int DV_MAX>
-void launch(const AttentionPlan& p, const CudaCorePlan& plan, const T* q, const T* k, const T* v, T* out,
+void launch(const AttentionPlan& p, const KeySplits& plan, const T* q, const T* k, const T* v, T* out,
             float* workspace, cudaStream_t stream) {
   auto* kernel = attention_kernel<T, DV_MAX>;
   const size_t smem = smem_bytes(p);
@@ -334,8 +322,7 @@ void launch(const AttentionPlan& p, const CudaCorePlan& plan, const T* q, const 
   const int64_t q_tiles = (p.sq + BM - 1) / BM;
   float* partial = plan.splits > 1 ? workspace : nullptr;
   const dim3 grid(static_cast<unsigned>(p.batch * p.heads * q_tiles), static_cast<unsigned>(plan.splits));
-  const int64_t keys_per_split = plan.splits > 1 ? plan.keys_per_split : p.sk;
-  kernel<<<grid, THREADS, smem, stream>>>(q, k, v, out, p, q_tiles, keys_per_split, partial);
+  kernel<<<grid, THREADS, smem, stream>>>(q, k, v, out, p, q_tiles, plan.tiles_per_split * BN, partial);
   check_launch("scaled_dot_product_attention kernel");
   if (!partial) return;
   const int64_t n = p.batch * p.heads * p.sq * p.dv;
@@ -350,13 +337,14 @@ void launch_tensor_cores(const AttentionPlan& p, const TensorCorePlan& plan, con
   auto* kernel = attention_mma_kernel<T, HD, BM>;
   allow_dynamic_smem(reinterpret_cast<const void*>(kernel), Smem<HD, BM>::bytes);
   const int64_t q_tiles = (p.group * p.sq + BM - 1) / BM;  // tiles of a KV head's packed query rows
-  float* partial = plan.splits > 1 ? workspace : nullptr;
-  const dim3 grid(static_cast<unsigned>(p.batch * p.kv_heads * q_tiles), static_cast<unsigned>(plan.splits));
-  kernel<<<grid, threads<BM>(), Smem<HD, BM>::bytes, stream>>>(q, k, v, out, p, q_tiles, plan.tiles_per_split, partial);
+  const KeySplits& split = plan.split;
+  float* partial = split.splits > 1 ? workspace : nullptr;
+  const dim3 grid(static_cast<unsigned>(p.batch * p.kv_heads * q_tiles), static_cast<unsigned>(split.splits));
+  kernel<<<grid, threads<BM>(), Smem<HD, BM>::bytes, stream>>>(q, k, v, out, p, q_tiles, split.tiles_per_split, partial);
   check_launch("scaled_dot_product_attention tensor-core kernel");
   if (!partial) return;
   const int64_t n = p.batch * p.heads * p.sq * p.dv;
-  combine_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(partial, out, p, plan.splits);
+  combine_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(partial, out, p, split.splits);
   check_launch("scaled_dot_product_attention combine kernel");
 }
 
@@ -368,8 +356,8 @@ void run(const AttentionPlan& p, oprt_dtype dtype, const KernelPlans* plans, con
     zeros_kernel<T><<<grid_for(n, 256), 256, 0, stream>>>(out, p, n);
     return check_launch("scaled_dot_product_attention zeros kernel");
   }
-  // create plans every call with keys (Sk = 0 has none)
-  const TensorCorePlan* tc = plans->tc.get();
+  // create plans every call that has keys (for Sk = 0 it returns before planning: backend_plan is null)
+  const TensorCorePlan* tc = plans->tc ? &*plans->tc : nullptr;
   if constexpr (sizeof(T) == 2) {
     if (tc && aligned_16(q) && aligned_16(k) && aligned_16(v)) {
 #ifdef OPRT_HAVE_WGMMA

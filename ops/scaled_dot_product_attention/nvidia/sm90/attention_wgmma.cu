@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   float correction[2];
   auto softmax_tile = [&](int kt) {
     online_softmax_scores<NT, true>(sc, m, l, scale, static_cast<int64_t>(kt) * BN, wg_keys_min, row_keys, t,
-                              [&](int r, float c) { correction[r] = c; });
+                                    [&](int r, float c) { correction[r] = c; });
   };
   auto pack_p = [&] {
 #pragma unroll

@@ -14,8 +14,12 @@
 #   STEPS="build attention" bash scripts/gpu_check.sh         # attention alone, the same five ($OUT/attention-bench.json)
 #   PACK_LOGS=1 ...                                           # the step logs as one $OUT/logs.tgz (the device tool
 #       returns 8 files of $OUT: the summary, the JSON results and the archive fit)
-#   JOBS=8 bash scripts/gpu_check.sh                          # the correctness steps 8 at a time (the whole check in
-#       one 10-minute call of the device tool); the steps that time (TIMED below) still run alone, on an idle GPU
+#   JOBS=8 bash scripts/gpu_check.sh                          # the correctness steps 8 at a time; the steps that time
+#       (TIMED below) still run alone, on an idle GPU
+#   RESUME=1 bash scripts/gpu_check.sh                        # skip the steps that passed in an earlier run on this
+#       machine (listed in $BUILD/gpu-check-passed): a check cut by a time limit goes on where it stopped
+#   WORKERS=N ...                                             # pytest-xdist workers per suite step where pytest-xdist
+#       is installed (default 8; 0: none); the sanitizer and TIMED steps run in one process
 set -uo pipefail
 if [ -n "${GPU:-}" ]; then export CUDA_VISIBLE_DEVICES=$GPU; fi  # one GPU of a host, leaving the others free
 OUT=${OUT:-_build/gpu-check}
@@ -31,15 +35,23 @@ TIMED=" grading labs lab-variants matmul-lab bench compile-times tune estimate s
 # (a stall names itself)
 export PYTEST_ADDOPTS="${PYTEST_ADDOPTS:-} -o faulthandler_timeout=${FAULTHANDLER_TIMEOUT:-300}"
 BENCH_JSON=${BENCH_JSON:-$OUT/bench.json}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$BUILD"
 export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
 : > "$OUT/summary.txt"
+PASSED=$BUILD/gpu-check-passed   # the steps that passed here (RESUME=1 skips them)
+[ -n "${RESUME:-}" ] || : > "$PASSED"
+# a suite step's pytest arguments for its workers: a module's tests stay on one worker (tests/conftest.py)
+PAR=""
+if [ "${WORKERS:-8}" -gt 0 ] && python3 -c "import xdist" 2> /dev/null; then PAR="-n ${WORKERS:-8} --dist loadgroup"; fi
 
 deferred=()
 step() {  # step NAME COMMAND...: runs it, logs to $OUT/NAME.log. With JOBS > 1 a step that times nothing runs in
   # the background, JOBS at a time, and a TIMED one waits until every other step has ended, then runs alone
   local name=$1; shift
   case " $STEPS " in *" $name "*) ;; *) return 0 ;; esac
+  if [ -n "${RESUME:-}" ] && grep -qx "$name" "$PASSED"; then
+    printf '%-10s rc=0   passed in an earlier run on this machine (RESUME)\n' "$name" >> "$OUT/summary.txt"; return 0
+  fi
   if [ "$JOBS" -gt 1 ] && [[ "$TIMED" == *" $name "* ]]; then
     deferred+=("$name" "$(printf '%q ' "$@")")
   elif [ "$JOBS" -gt 1 ] && [ "$name" != build ]; then
@@ -56,6 +68,7 @@ run_step() {  # the outcome appended to $OUT/summary.txt (one short line: append
   local t0=$SECONDS
   "$@" > "$OUT/$name.log" 2>&1
   local rc=$?
+  [ "$rc" -ne 0 ] || echo "$name" >> "$PASSED"
   [ "$JOBS" -gt 1 ] || tail -n 5 "$OUT/$name.log"
   printf '%-10s rc=%-3s %4ss  %s\n' "$name" "$rc" $((SECONDS - t0)) "$(tail -n 1 "$OUT/$name.log" | cut -c1-150)" \
     >> "$OUT/summary.txt"
@@ -82,11 +95,11 @@ step build bash -c "cmake -S . -B $BUILD -DCMAKE_CUDA_ARCHITECTURES=$ARCH -DCMAK
   && cmake --build $BUILD -j$(nproc)"
 # the suite in two steps that each fit a 10-minute call of the device tool (on an H100, 2026-12-06, the whole
 # of tests/ ran past 540 s: the grader's class fixtures grade dozens of notebooks)
-step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider --ignore=tests/grader
-step test-grader python3 -m pytest tests/grader -q --backend nvidia -p no:cacheprovider \
+step test python3 -m pytest tests -q --backend nvidia -p no:cacheprovider --ignore=tests/grader $PAR
+step test-grader python3 -m pytest tests/grader -q --backend nvidia -p no:cacheprovider $PAR \
   --ignore=tests/grader/test_grading_performance.py   # "grading" runs it, alone: its scores are timings
-step test-tilelang python3 -m pytest tests/runtime/ops tests/runtime/test_tilelang_compile.py tests/runtime/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider
-step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider
+step test-tilelang python3 -m pytest tests/runtime/ops tests/runtime/test_tilelang_compile.py tests/runtime/test_plan_cache.py -q -rs --backend tilelang -p no:cacheprovider $PAR
+step test-cpu python3 -m pytest tests -q --backend cpu -p no:cacheprovider $PAR
 step labs python3 -m pytest --nbval labs/ -q -p no:cacheprovider
 step memcheck sanitize memcheck
 step memcheck-tilelang sanitize memcheck tilelang "$TILELANG_SANITIZE"

@@ -139,10 +139,12 @@ def compiled(op: str, dtypes: tuple[str, ...], gpu: bool, extra: tuple = (), pro
         prim_func = getattr(module, program)(*dtypes, gpu, *extra)
         # The cython execution backend exposes the compiled host function (lib.call), which
         # DirectLaunch calls without TileLang's per-call Python path.
-        # A kernel module may ask for C compiler flags on the CPU (TileLang passes none: -O0).
+        # A kernel module may ask for C compiler flags on the CPU (TileLang passes none: -O0) and for
+        # TileLang pass configs on the GPU (GPU_PASS_CONFIGS, e.g. nvcc's fast math).
         flags = None if gpu else getattr(module, "CPU_COMPILE_FLAGS", None)
+        configs = getattr(module, "GPU_PASS_CONFIGS", None) if gpu else None
         kernel = tilelang.compile(prim_func, target="cuda" if gpu else "c", execution_backend="cython",
-                                  compile_flags=flags)
+                                  compile_flags=flags, pass_configs=configs)
         with _lock:
             _kernels.setdefault(key, kernel)
     return _kernels[key]

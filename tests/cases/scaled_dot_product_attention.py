@@ -74,6 +74,12 @@ def correctness_cases():
              (T((2, 3, 2, 130, 64)), T((2, 3, 2, 140, 64), layout="expanded", expand_from=(2, 1, 2, 140, 64)),
               T((2, 3, 2, 140, 64), layout="expanded", expand_from=(2, 1, 2, 140, 64))), CAUSAL),
         Case("head-dim-72", qkv(1, 2, 65, 65, 72), CAUSAL),
+        # the mma.sync kernel's padded head-dim tiles (D = 8 on 32, 40 on 64, 80 and 96 on 96): several
+        # key tiles, causal, grouped-query decode with key splits
+        Case("head-dim-8", qkv(2, 2, 70, 150, 8)),
+        Case("head-dim-40-decode", qkv(2, 4, 1, 2000, 40)),
+        Case("head-dim-80-gqa-decode", qkv(1, 8, 2, 3001, 80, hkv=2), GQA),
+        Case("head-dim-96-causal", qkv(1, 2, 200, 333, 96), CAUSAL),
         Case("head-dim-13-dv-7", qkv(2, 1, 19, 23, 13, dv=7)),
         Case("dv-32-d-64", qkv(1, 2, 33, 40, 64, dv=32)),
         Case("dv-128-d-64", qkv(1, 2, 33, 40, 64, dv=128), CAUSAL),

@@ -19,8 +19,11 @@
 //   and writes its unnormalised accumulator, row max (log2 units) and row sum to the workspace;
 //   combine_kernel merges the splits, weighting each by 2^(m_split - m). A split whose keys a
 //   row does not see leaves m = -inf, weight 0.
+// - Head dims: HD is the compiled tile (head_dim_tile below); D = Dv is any multiple of 8 up to it. The
+//   columns past D are zeros in shared memory (Q and K: they add 0 to every score; V: output columns
+//   that are never stored), so D = 80 runs on the 96-wide tile at 5/6 of its products.
 // Operands must be 16-byte rows: feature stride 1, every other stride a multiple of 8 elements,
-// 16-byte aligned bases, D = Dv of 64 or 128 (the descriptor checks, scaled_dot_product_attention_cuda.cu).
+// 16-byte aligned bases (the descriptor checks, scaled_dot_product_attention_cuda.cu).
 #pragma once
 
 #include <cmath>
@@ -35,6 +38,15 @@
 namespace oprt::attention_mma {
 
 constexpr int BN = 64;  // keys per tile
+// The compiled head-dim tiles: D = Dv (a multiple of 8) runs on the smallest that holds it; 0: none does
+// (past 128 the output accumulator and Q's fragments no longer fit a thread's registers). Before the
+// padded tiles these head dims ran on CUDA cores; on an H100 (2026-12-08, do_bench, cuDNN beside): bf16
+// b4 h32 s2048 d80 4 -> 133 TFLOP/s (421), b32 h32/8 decode over 8192 keys d80 14 -> 2178 GB/s (2568),
+// f16 b16 h32 decode d96 58 -> 2922 GB/s (3062), b1 h8 Sq 4 over 30001 keys d72 4 -> 1214 GB/s (180; flash 1145).
+inline int head_dim_tile(int64_t d) {
+  if (d <= 0 || d % 8 != 0) return 0;
+  return d <= 32 ? 32 : d <= 64 ? 64 : d <= 96 ? 96 : d <= 128 ? 128 : 0;
+}
 template <int BM>
 constexpr int threads() { return BM / 16 * 32; }  // a warp per 16 query rows
 
@@ -46,15 +58,16 @@ struct Smem {
   static constexpr int bytes = (q_elems + 4 * kv_elems) * 2;
 };
 
-// Rows row0.. of a (rows x HD) operand into shared memory by 16-byte cp.async; rows at or past
-// `valid` are written as zeros (no load leaves the tensor).
+// Rows row0.. of a (rows x cols) operand into a (ROWS x HD) shared tile by 16-byte cp.async; rows at or
+// past `valid` and columns at or past `cols` (a multiple of 8) are written as zeros (no load leaves the tensor).
 template <class T, int HD, int ROWS, int THREADS>
-__device__ __forceinline__ void load_rows(T* dst, const T* src, int64_t row_stride, int64_t row0, int64_t valid) {
+__device__ __forceinline__ void load_rows(T* dst, const T* src, int64_t row_stride, int64_t row0, int64_t valid,
+                                          int64_t cols) {
   constexpr int per_row = HD / 8, stride = HD + 8;
   for (int c = threadIdx.x; c < ROWS * per_row; c += THREADS) {
     const int r = c / per_row, col = c % per_row * 8;
     T* d = dst + r * stride + col;
-    if (row0 + r < valid)
+    if (row0 + r < valid && col < cols)
       copy16_async(d, src + (row0 + r) * row_stride + col);
     else
       *reinterpret_cast<uint4*>(d) = make_uint4(0, 0, 0, 0);
@@ -120,14 +133,14 @@ __global__ void __launch_bounds__(threads<BM>())
     const int r = c / (HD / 8), col = c % (HD / 8) * 8;
     const int64_t row = m0 + r;
     T* d = qs + r * S::stride + col;
-    if (row < rows)
+    if (row < rows && col < p.d)
       copy16_async(d, q + qo + (kv_head * p.group + row / p.sq) * p.q.head + row % p.sq * p.q.seq + col);
     else
       *reinterpret_cast<uint4*>(d) = make_uint4(0, 0, 0, 0);
   }
   if (t_begin < t_end) {
-    load_rows<T, HD, BN, THREADS>(ks, kh, p.k.seq, t_begin * BN, p.sk);
-    load_rows<T, HD, BN, THREADS>(vs, vh, p.v.seq, t_begin * BN, p.sk);
+    load_rows<T, HD, BN, THREADS>(ks, kh, p.k.seq, t_begin * BN, p.sk, p.d);
+    load_rows<T, HD, BN, THREADS>(vs, vh, p.v.seq, t_begin * BN, p.sk, p.dv);
   }
   async_commit();
 
@@ -147,8 +160,8 @@ __global__ void __launch_bounds__(threads<BM>())
         ldmatrix_x4(qf[kk], qs + (warp * 16 + (lq & 1) * 8 + lr) * S::stride + kk * 16 + (lq >> 1) * 8);
     }
     if (kt + 1 < t_end) {
-      load_rows<T, HD, BN, THREADS>(ks + (stage ^ 1) * S::kv_elems, kh, p.k.seq, (kt + 1) * BN, p.sk);
-      load_rows<T, HD, BN, THREADS>(vs + (stage ^ 1) * S::kv_elems, vh, p.v.seq, (kt + 1) * BN, p.sk);
+      load_rows<T, HD, BN, THREADS>(ks + (stage ^ 1) * S::kv_elems, kh, p.k.seq, (kt + 1) * BN, p.sk, p.d);
+      load_rows<T, HD, BN, THREADS>(vs + (stage ^ 1) * S::kv_elems, vh, p.v.seq, (kt + 1) * BN, p.sk, p.dv);
     }
     async_commit();
     const int64_t j0 = kt * BN;
@@ -203,7 +216,8 @@ __global__ void __launch_bounds__(threads<BM>())
       const int64_t at = blockIdx.y * all_rows + (z * p.heads + h) * p.sq + i;
       float* po = partial + at * p.dv;
 #pragma unroll
-      for (int n = 0; n < OT; ++n) po[n * 8 + 2 * t] = o[n][2 * r], po[n * 8 + 2 * t + 1] = o[n][2 * r + 1];
+      for (int n = 0; n < OT; ++n)  // Dv is a multiple of 8: a column pair is inside or past it whole
+        if (n * 8 < p.dv) po[n * 8 + 2 * t] = o[n][2 * r], po[n * 8 + 2 * t + 1] = o[n][2 * r + 1];
       if (t == 0) {
         float* ml = partial + gridDim.y * all_rows * p.dv + 2 * at;
         ml[0] = m[r], ml[1] = l[r];
@@ -213,6 +227,7 @@ __global__ void __launch_bounds__(threads<BM>())
       T* orow = out + oo + h * p.o.head + i * p.o.seq;
 #pragma unroll
       for (int n = 0; n < OT; ++n) {
+        if (n * 8 >= p.dv) break;
         orow[(n * 8 + 2 * t) * p.o.dim] = from_float<T>(o[n][2 * r] * inv);
         orow[(n * 8 + 2 * t + 1) * p.o.dim] = from_float<T>(o[n][2 * r + 1] * inv);
       }

@@ -2,8 +2,9 @@
 // - wgmma (sm90/attention_wgmma.cu): f16/bf16, D = Dv of 64 or 128, 16-byte rows, compute
 //   capability 9.0, for prefill: at least one full 128-row query tile per KV head, and tiles
 //   enough to give every SM a block.
-// - mma.sync tensor cores (attention_mma.cuh): the same operands on sm_80+; with key splits and a
-//   combine pass when the query tiles alone leave SMs idle (decode, few heads).
+// - mma.sync tensor cores (attention_mma.cuh): f16/bf16, 16-byte rows, D = Dv any multiple of 8 up to
+//   128 (on a head-dim tile of 32, 64, 96 or 128), sm_80+; with key splits and a combine pass when the
+//   query tiles alone leave SMs idle (decode, few heads).
 //   Execute falls back to the kernel below when a base pointer is not 16-byte aligned.
 // - CUDA cores (below): every dtype, head dim and stride; f32 always. Key splits as for mma.sync
 //   when its query tiles leave SMs idle (decode), merged by the same combine pass.
@@ -67,7 +68,7 @@ struct KeySplits {
 struct TensorCorePlan {
   bool wgmma = false;           // the sm_90a kernel (attention_wgmma.h), no key splits
   bool wgmma_forced = false;    // OPRT_ATTENTION_STRATEGY=wgmma: a call it declines is an error, not a fallback
-  int head_dim = 0;             // 64 or 128: the kernel's instantiation
+  int head_dim = 0;             // the mma.sync kernel's head-dim tile (attention_mma::head_dim_tile)
   int block_rows = 64;          // query rows per block (64: 4 warps, two blocks per SM; 128: 8 warps, one)
   KeySplits split;              // of attention_mma::BN-key tiles
 };
@@ -123,15 +124,17 @@ size_t partial_bytes(const AttentionPlan& p, int splits) {  // [split][row][Dv] 
 // pass stays small).
 std::optional<TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, Strategy strategy) {
   const AttentionPlan& p = d.plan;
-  if (strategy == Strategy::kCudaCores || d.dtype == OPRT_DTYPE_F32 || p.d != p.dv || (p.d != 64 && p.d != 128))
+  if (strategy == Strategy::kCudaCores || d.dtype == OPRT_DTYPE_F32 || p.d != p.dv ||
+      attention_mma::head_dim_tile(p.d) == 0)
     return std::nullopt;
   if (!has_16_byte_rows(p.q, p.batch_rank) || !has_16_byte_rows(p.k, p.batch_rank) ||
       !has_16_byte_rows(p.v, p.batch_rank) || compute_capability_major() < 8)
     return std::nullopt;
   std::optional<TensorCorePlan> plan(std::in_place);
-  plan->head_dim = static_cast<int>(p.d);
+  plan->head_dim = attention_mma::head_dim_tile(p.d);
+  const bool wide_tiles = plan->head_dim == 64 || plan->head_dim == 128;  // the 128-row experiment's instantiations
   const int64_t kv_tiles = (p.sk + attention_mma::BN - 1) / attention_mma::BN;
-  plan->block_rows = std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
+  plan->block_rows = wide_tiles && std::atoi(env_or("OPRT_ATTENTION_BLOCK_ROWS", "64")) == 128 ? 128 : 64;
   const int64_t blocks = p.batch * p.kv_heads * ((p.group * p.sq + plan->block_rows - 1) / plan->block_rows);
   plan->split = split_keys(strategy, blocks, kv_tiles);
 #ifdef OPRT_HAVE_WGMMA
@@ -145,7 +148,7 @@ std::optional<TensorCorePlan> plan_tensor_cores(const AttentionDescriptor& d, St
   // TMA maps one batch dim and steps over memory: keys and values repeated by a zero stride stay on mma.sync
   const bool tma_layout = p.batch_rank <= 1 && p.k.seq && p.k.head && p.v.seq && p.v.head &&
                           (p.batch_rank == 0 || (p.k.batch[0] && p.v.batch[0]));
-  plan->wgmma = p.sk > 0 && tma_layout && compute_capability_major() == 9 &&
+  plan->wgmma = p.sk > 0 && (p.d == 64 || p.d == 128) && tma_layout && compute_capability_major() == 9 &&
                 (strategy == Strategy::kWgmma || (strategy == Strategy::kAuto && prefill));
   plan->wgmma_forced = plan->wgmma && strategy == Strategy::kWgmma;
 #endif
@@ -371,8 +374,12 @@ void run(const AttentionPlan& p, oprt_dtype dtype, const KernelPlans* plans, con
         if (tc->head_dim == 64) return launch_tensor_cores<T, 64, 128>(p, *tc, q, k, v, out, partial, stream);
         return launch_tensor_cores<T, 128, 128>(p, *tc, q, k, v, out, partial, stream);
       }
-      if (tc->head_dim == 64) return launch_tensor_cores<T, 64, 64>(p, *tc, q, k, v, out, partial, stream);
-      return launch_tensor_cores<T, 128, 64>(p, *tc, q, k, v, out, partial, stream);
+      switch (tc->head_dim) {
+        case 32: return launch_tensor_cores<T, 32, 64>(p, *tc, q, k, v, out, partial, stream);
+        case 64: return launch_tensor_cores<T, 64, 64>(p, *tc, q, k, v, out, partial, stream);
+        case 96: return launch_tensor_cores<T, 96, 64>(p, *tc, q, k, v, out, partial, stream);
+        default: return launch_tensor_cores<T, 128, 64>(p, *tc, q, k, v, out, partial, stream);
+      }
     }
   }
   float* partial = static_cast<float*>(workspace);

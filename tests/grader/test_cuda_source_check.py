@@ -459,3 +459,45 @@ def test_the_check_is_cached_by_hash(tmp_path, monkeypatch):
     assert cuda_build.source_problems(source, units) == []  # from CACHE on disk
     print(f"check: {first * 1000:.0f} ms, again {again * 1000:.1f} ms")
     assert again < 0.05
+
+
+# A kernel's parameters as the launcher meets them: a class type (its converting constructor runs on
+# the host at every launch; tests/labs/hostile/cuda_param_constructor.py is the attack), a reference,
+# a union, an extra parameter with a default argument (evaluated on the host). Refused by the
+# launcher's static_assert in every build; plain spellings of the lab's parameters still pass.
+HOST_CODE_PARAMETERS = {
+    "class": "struct Len { int64_t v; __host__ __device__ Len(int64_t x) : v(x) {} };\n"
+             "template <typename T> __global__ void copy_kernel(const T* x, T* y, Len n) {}\n",
+    "reference": "template <typename T> __global__ void copy_kernel(const T* x, T* y, const int64_t& n) {}\n",
+    "union": "union U { int64_t v; };\ntemplate <typename T> __global__ void copy_kernel(const T* x, T* y, U n) {}\n",
+    "default_argument": "static int seen() { return 1; }\n"
+                        "template <typename T> __global__ void copy_kernel(const T* x, T* y, int64_t n, int k = seen()) {}\n",
+}
+PLAIN_PARAMETERS = ("template <typename T>\n__global__ void copy_kernel(const T* __restrict__ x, T* y, int n) {}\n"
+                    "enum class Kind : int { a };\n")
+
+
+@pytest.mark.parametrize("name", sorted(HOST_CODE_PARAMETERS))
+def test_a_kernel_parameter_that_runs_host_code_is_refused_in_the_cpu_build(name):
+    with pytest.raises(Exception, match="copy_kernel must take exactly the lab's arguments, each a number or a pointer"):
+        cuda_cpu.build_library("copy", HOST_CODE_PARAMETERS[name], check=True)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("name", sorted(HOST_CODE_PARAMETERS))
+def test_a_kernel_parameter_that_runs_host_code_is_refused_by_nvcc(name):
+    with pytest.raises(cuda_build.CompileError, match="copy_kernel must take exactly the lab's arguments"):
+        cuda_build.compile_check("copy", HOST_CODE_PARAMETERS[name])
+
+
+def test_plain_parameters_pass_the_launchers_assert():
+    cuda_cpu.build_library("copy", PLAIN_PARAMETERS, check=True)
+    if HAS_NVCC:
+        cuda_build.compile_check("copy", PLAIN_PARAMETERS)
+
+
+def test_the_launchers_traits_are_named_after_the_students_text():
+    """A text cannot name the traits to specialise or #define them: their names hash the text."""
+    a, b = cuda_build.full_source("copy", KERNEL), cuda_build.full_source("copy", KERNEL + "\n")
+    names = [set(re.findall(r"lab_plain_kernel_\w+", s)) for s in (a, b)]
+    assert len(names[0]) == 1 and names[0] != names[1], names

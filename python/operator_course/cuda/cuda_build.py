@@ -71,11 +71,41 @@ def sizes(op: str, inputs) -> list[ctypes.c_int64]:
     return [ctypes.c_int64(v) for v in get(op).cuda_sizes(inputs)]
 
 
+# The one way a lab kernel's text could run host code at a launch: a parameter of class type (or a
+# reference, or an extra parameter with a default argument), whose constructor or conversion the
+# launcher's call runs on the host (a `struct Len { Len(int64_t) { ... } }` size parameter did, in
+# nvcc's host pass only, out of the CPU grader's sight). The launcher asserts, as the compiler sees the
+# kernel's type, that it takes exactly the launcher's arguments, each a number, an enum or a pointer.
+# The traits are named after a hash of the student's text, so that text cannot declare, specialise or
+# #define them (the launcher's other names are guarded by launcher_redefinitions).
+PLAIN_KERNEL = """template <class LabArg> struct lab_plain_parameter_@ { static constexpr bool value = !__is_class(LabArg) && !__is_union(LabArg); };
+template <class LabArg> struct lab_plain_parameter_@<LabArg&> { static constexpr bool value = false; };
+template <class LabArg> struct lab_plain_parameter_@<LabArg&&> { static constexpr bool value = false; };
+template <int LabCount, class LabKernel> struct lab_plain_kernel_@ { static constexpr bool value = false; };
+template <int LabCount, class... LabArg> struct lab_plain_kernel_@<LabCount, void (*)(LabArg...)> {
+  static constexpr bool value = sizeof...(LabArg) == LabCount && (true && ... && lab_plain_parameter_@<LabArg>::value);
+};
+"""
+KERNEL_CALL = re.compile(r"(\w+)<T><<<[^;]*?>>>\(([^;]*)\);")
+
+
+def plain_kernel_guard(op: str, student_source: str) -> tuple[str, str]:
+    """(PLAIN_KERNEL's traits, to follow the student's text; the static_assert that opens each entry point)
+    for ``op``'s lab launcher. Both builds (this one and cuda_cpu's) put them in."""
+    tag = hashlib.sha256(student_source.encode()).hexdigest()[:16]
+    name, args = KERNEL_CALL.search(OPERATORS[op].cuda.launch).groups()
+    return PLAIN_KERNEL.replace("@", tag), (
+        f'static_assert(lab_plain_kernel_{tag}<{len(args.split(","))}, decltype(&{name}<T>)>::value, "{name} '
+        f'must take exactly the lab\'s arguments, each a number or a pointer (a parameter of class or reference '
+        f'type runs host code when the kernel is launched)");')
+
+
 def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
     """``own_launch``: the source defines ``launch<T>(...)`` (STEP_LAUNCHERS) instead of the lab's grid."""
     params, body = LAUNCHERS[op]
-    body = STEP_LAUNCHERS[op] if own_launch else body
-    entries = []
+    traits, check = plain_kernel_guard(op, student_source)
+    body = STEP_LAUNCHERS[op] if own_launch else check + "\n  " + body
+    entries = [] if own_launch else [traits]
     for suffix, ctype in SUFFIX.values():
         entries.append(f'extern "C" int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {body}\n'
                        f"  return (int)cudaGetLastError();\n}}\n")

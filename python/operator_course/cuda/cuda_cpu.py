@@ -100,9 +100,12 @@ def full_source(op: str, student_source: str, own_launch: bool = False) -> str:
     step kernel whose source launches itself (cuda_build.STEP_LAUNCHERS); its launches are rewritten too."""
     # fewer blocks than a GPU's launcher: a kernel must loop on the lab's own sizes (the runtime's grid_cap)
     params, body = cuda_build.launcher(op, f"::__cuda_cpu::grid_cap({cuda_build.OPERATORS[op].cuda.grid_cap})")
+    traits, check = cuda_build.plain_kernel_guard(op, student_source)
     if own_launch:
         body, student_source = cuda_build.STEP_LAUNCHERS[op], cpu_launcher(student_source)
-    entries = []
+    else:
+        body = check + "\n  " + body
+    entries = [] if own_launch else [traits]
     for suffix, ctype in cuda_build.SUFFIX.values():
         entries.append(f'extern "C" __attribute__((visibility("default"))) int lab_{op}_{suffix}{params} {{\n  using T = {ctype};\n  {cpu_launcher(body)}\n'
                        f"  return (int)cudaGetLastError();\n}}\n")

@@ -81,6 +81,51 @@ def compile_tilelang(program, device: str, inputs: int | None = None, reverse: b
         return tilelang.compile(program, target=target(device), execution_backend="cython", pass_configs=PASS_CONFIGS)
 
 
+UNINITIALIZED = re.compile(r"`([^`]+)` is read before anything writes it")
+
+
+def read_before_written(program) -> list[str]:
+    """The names of ``program``'s tiles and local arrays that it reads before anything writes them, by
+    TileLang's own analysis (VerifyBufferInit), which only warns on stderr: its report is captured here
+    (file descriptor 2, for the pass's duration). On a GPU such a buffer starts with whatever its registers
+    or shared memory held; on the C target it may start from values that hide the mistake (an
+    accumulator rescaled by exp(lowest - m) = 0 on the first tile computes right from any finite start)."""
+    import os
+    import sys
+    import tempfile
+
+    from operator_runtime.tilelang_support import import_tilelang as _tilelang
+
+    tilelang = _tilelang()
+    from tilelang import tvm
+
+    module = program if isinstance(program, tvm.IRModule) else tvm.IRModule({"main": program})
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as report:
+        os.dup2(report.fileno(), 2)
+        try:
+            tilelang.transform.VerifyBufferInit()(module)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        report.seek(0)
+        return list(dict.fromkeys(UNINITIALIZED.findall(report.read().decode(errors="replace"))))
+
+
+def uninitialized_problem(who: str, program) -> str | None:
+    """The message for a program that reads a buffer before writing it (read_before_written), else None."""
+    names = read_before_written(program)
+    if not names:
+        return None
+    listed = ", ".join(f"`{n}`" for n in names)
+    return (f"{who}: {listed} {'is' if len(names) == 1 else 'are'} read before anything writes "
+            f"{'it' if len(names) == 1 else 'them'}. Hint: give each its first value before the loop that reads "
+            "it (T.clear or T.fill for a tile, an assignment for a local array): on a GPU it starts with whatever "
+            "the registers or shared memory held, and an accumulator rescaled by 0 on its first tile only hides "
+            "that on the CPU")
+
+
 def gpu_program_differs(cpu_program, gpu_program) -> bool:
     """Whether a factory's program for a GPU (gpu=True) is another program than the one it gave the
     CPU, beyond the block's thread count (``lab.launch``'s ``tl.launch_threads``, which the C target

@@ -40,7 +40,8 @@ export CAMP_BUILD_DIR=$BUILD PYTHONUNBUFFERED=1
 : > "$OUT/summary.txt"
 PASSED=$BUILD/gpu-check-passed   # the steps that passed here (RESUME=1 skips them)
 [ -n "${RESUME:-}" ] || : > "$PASSED"
-# a suite step's pytest arguments for its workers: a module's tests stay on one worker (tests/conftest.py)
+# a suite step's pytest arguments for its workers (tests/conftest.py groups the tests: an operator suite in four
+# groups, the grader's and hosting tests on one worker)
 PAR=""
 if [ "${WORKERS:-8}" -gt 0 ] && python3 -c "import xdist" 2> /dev/null; then PAR="-n ${WORKERS:-8} --dist loadgroup"; fi
 
@@ -121,7 +122,7 @@ step sweep python3 tests/run_ops.py --op all --backend nvidia,tilelang --mode sw
 case " $STEPS " in *" matmul "*) STEPS="$STEPS matmul-test matmul-tilelang matmul-memcheck matmul-racecheck matmul-bench" ;; esac
 step matmul-test python3 -m pytest tests/runtime/ops/test_matmul.py tests/runtime/test_c_contract.py -q --backend nvidia -k matmul \
   -p no:cacheprovider
-step matmul-tilelang python3 -m pytest tests/runtime/ops/test_matmul.py -q --backend tilelang -p no:cacheprovider
+step matmul-tilelang python3 -m pytest tests/runtime/ops/test_matmul.py -q --backend tilelang -p no:cacheprovider $PAR
 step matmul-memcheck sanitize_op memcheck matmul "$MATMUL_MEMCHECK"
 step matmul-racecheck sanitize_op racecheck matmul "$MATMUL_RACECHECK"
 step matmul-bench python3 tests/run_ops.py --op matmul --backend nvidia,tilelang --mode bench --no-torch-compile \
@@ -136,7 +137,7 @@ ATTENTION=tests/runtime/ops/test_scaled_dot_product_attention.py
 step attention-test bash -c "python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider && \
   OPRT_ATTENTION_STRATEGY=wgmma python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider -k 'f16 or bf16' && \
   OPRT_ATTENTION_BLOCK_ROWS=128 python3 -m pytest $ATTENTION -q --backend nvidia -p no:cacheprovider -k 'f16 or bf16'"
-step attention-tilelang python3 -m pytest $ATTENTION -q -rs --backend tilelang -p no:cacheprovider
+step attention-tilelang python3 -m pytest $ATTENTION -q -rs --backend tilelang -p no:cacheprovider $PAR
 step attention-memcheck bash -c "$(declare -f sanitize_op); sanitize_op memcheck scaled_dot_product_attention 'bf16 or f32' && \
   OPRT_ATTENTION_STRATEGY=wgmma sanitize_op memcheck scaled_dot_product_attention bf16"
 step attention-racecheck bash -c "$(declare -f sanitize_op); sanitize_op racecheck scaled_dot_product_attention bf16 && \

@@ -14,6 +14,7 @@ from operator_runtime._internal.native import find_library
 # The device each backend's tests put tensors on (tilelang: its GPU kernels where there
 # is a GPU, its CPU variants otherwise).
 DEVICE = {"cpu": "cpu", "nvidia": "cuda", "tilelang": "cuda" if torch.cuda.is_available() else "cpu", "metax": "cuda"}
+OP_SUITE_GROUPS = 4  # pytest-xdist groups per operator-suite module (pytest_collection_modifyitems)
 
 
 def pytest_addoption(parser):
@@ -42,11 +43,19 @@ def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist's --dist loadgroup (make test), a module's tests stay on one worker (its
     module fixtures, e.g. a graded class, run once), and every grader and hosting test shares one
     worker: their sandboxes take uids from one fixed range, their cgroups split the machine's CPUs,
-    and test_class_holds measures CPU time, none of which two concurrent graders would leave alone."""
+    and test_class_holds measures CPU time, none of which two concurrent graders would leave alone.
+    An operator suite (tests/runtime/ops/) has no module fixture: its tests go to OP_SUITE_GROUPS groups by
+    a hash of their id (crc32: the same on every worker), so one op's hundreds of cases (and on a fresh GPU
+    machine, its TileLang compiles) do not all wait for one worker."""
     for item in items:
         module = item.nodeid.split("::")[0]
-        shared = module.startswith(("tests/grader/", "tests/hosting/"))
-        item.add_marker(pytest.mark.xdist_group("sandbox" if shared else module))
+        if module.startswith(("tests/grader/", "tests/hosting/")):
+            group = "sandbox"
+        elif module.startswith("tests/runtime/ops/"):
+            group = f"{module}#{zlib.crc32(item.nodeid.encode()) % OP_SUITE_GROUPS}"
+        else:
+            group = module
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_report_header(config):

@@ -459,7 +459,9 @@ def describe(report: str, lib: Path, op: str, tensors: list[torch.Tensor]) -> st
             out_lines.append(f"{title}: {who} {verb} {name}[{index}] at CUDA_SOURCE {line}, {side} ({name} has "
                              f"{n} element{'s' * (n != 1)}){f'; {more} such accesses in all' if more > 1 else ''}.")
             default = _op_hint(op, "past_end", JUDGE_HINTS["past_end"]["cuda"])
-            hints.append(_op_hint(op, "past_end_read", default) if r["rw"] == "read" else default)
+            if r["rw"] == "read":  # the operator's words for this input (attention's query rows), else for any read
+                default = _op_hint(op, f"past_end_read_{name}", _op_hint(op, "past_end_read", default))
+            hints.append(default)
         elif kind == "double_write" and "atomic" in r:
             b = int(r["buf"])
             out_lines.append(f"{title}: {who} adds into {names[b]}[{r['index']}] with an atomic at CUDA_SOURCE {line}, "

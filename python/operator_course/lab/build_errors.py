@@ -40,6 +40,11 @@ HINTS = [
     (r"Cannot use and / or / not operator to Expr", None,
      "`and`, `or`, `not` need True or False now, but a TileLang expression has a value only when the kernel "
      "runs: combine conditions with T.And(a, b) / T.Or(a, b), or nest the `if`s"),
+    # math.exp(x - m) with TileLang values: Python's math wants a number while the program is built
+    (r"must be real number, not", None,
+     "a function of Python's math module (math.exp, math.sqrt, math.log...) was given a TileLang value, which "
+     "has a number only when the kernel runs: use TileLang's own, T.exp(x), T.sqrt(x), T.log(x) (math on plain "
+     "Python numbers, e.g. 1.0 / math.sqrt(128), is fine)"),
     (r"is not defined", None, "a name your program uses is not defined when it is built: define it in the "
      "cell (TILE, a helper), or run the cells above first"),
     (r"takes \d+ positional arguments? but \d+ (were|was) given", None,

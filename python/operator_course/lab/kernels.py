@@ -87,30 +87,20 @@ UNINITIALIZED = re.compile(r"`([^`]+)` is read before anything writes it")
 def read_before_written(program) -> list[str]:
     """The names of ``program``'s tiles and local arrays that it reads before anything writes them, by
     TileLang's own analysis (VerifyBufferInit), which only warns on stderr: its report is captured here
-    (file descriptor 2, for the pass's duration). On a GPU such a buffer starts with whatever its registers
+    (build_errors.captured_log). On a GPU such a buffer starts with whatever its registers
     or shared memory held; on the C target it may start from values that hide the mistake (an
     accumulator rescaled by exp(lowest - m) = 0 on the first tile computes right from any finite start)."""
-    import os
-    import sys
-    import tempfile
-
     from operator_runtime.tilelang_support import import_tilelang as _tilelang
+
+    from .build_errors import captured_log
 
     tilelang = _tilelang()
     from tilelang import tvm
 
     module = program if isinstance(program, tvm.IRModule) else tvm.IRModule({"main": program})
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as report:
-        os.dup2(report.fileno(), 2)
-        try:
-            tilelang.transform.VerifyBufferInit()(module)
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        report.seek(0)
-        return list(dict.fromkeys(UNINITIALIZED.findall(report.read().decode(errors="replace"))))
+    with captured_log() as log:
+        tilelang.transform.VerifyBufferInit()(module)
+    return list(dict.fromkeys(UNINITIALIZED.findall(log.getvalue())))
 
 
 def uninitialized_problem(who: str, program) -> str | None:

@@ -77,3 +77,17 @@ def test_a_build_error_names_the_line_of_a_cell_ipykernel_never_wrote_to_disk():
     except ValueError as e:
         text = explain(e, "copy (TileLang)", "building the float32 program")[0]
     assert "line 2 of your cell: return max(x, 0)" in text and "use T.max(a, b)" in text, text
+
+
+def test_a_repeated_line_gets_the_cells_line_its_neighbours_imply():
+    """An early-return barrier report cites a `__syncthreads();` that the kernel writes twice: the cell line is
+    the one the nearest line written once implies (a blind student's lab 06 report had none)."""
+    cell = CELL.replace("  if (i <= n) y[i] = x[i];\n", "  __syncthreads();\n  if (i <= n) y[i] = x[i];\n"
+                        "  __syncthreads();\n")
+    namespace: dict = {}
+    exec(cell, namespace)
+    src = namespace["CUDA_SOURCE"]
+    lines = src.split("\n")
+    first, second = (k + 1 for k, ln in enumerate(lines) if ln == "  __syncthreads();")
+    assert with_cell_lines(f"at CUDA_SOURCE line {second}", src, cell) == f"at CUDA_SOURCE line {second} (cell line 10)"
+    assert with_cell_lines(f"at CUDA_SOURCE line {first}", src, cell) == f"at CUDA_SOURCE line {first} (cell line 8)"

@@ -38,10 +38,16 @@ def with_cell_lines(message: str, source: str, cell: str | None = None) -> str:
         return message
     src, rows = source.split("\n"), cell.split("\n")
 
+    def hits(n: int) -> list[int]:
+        text = src[n - 1] if 1 <= n <= len(src) else ""
+        return [k + 1 for k, row in enumerate(rows) if row == text] if text.strip() else []
+
     def note(m: re.Match) -> str:
         n = int(m.group(1) or m.group(2))
-        text = src[n - 1] if 1 <= n <= len(src) else ""
-        hits = [k + 1 for k, row in enumerate(rows) if row == text] if text.strip() else []
-        return f"{m.group(0)} (cell line {hits[0]})" if len(hits) == 1 else m.group(0)
+        found = hits(n)
+        if len(found) > 1:  # a repeated line (`__syncthreads();`): the one its nearest unique neighbour implies
+            near = next((h[0] - k for d in range(1, len(src)) for k in (n - d, n + d) if len(h := hits(k)) == 1), None)
+            found = [n + near] if near is not None and n + near in found else found
+        return f"{m.group(0)} (cell line {found[0]})" if len(found) == 1 else m.group(0)
 
     return _CITED.sub(note, message)

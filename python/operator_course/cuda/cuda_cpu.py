@@ -184,6 +184,25 @@ def build_library(op: str, student_source: str, own_launch: bool = False,
     return lib, obj
 
 
+UNINITIALIZED = re.compile(r"^CUDA_SOURCE:(\d+):\d+: warning: \S([A-Za-z_]\w*)\S (?:may be|is) used uninitialized",
+                           re.M)
+
+
+def uninitialized_reads(op: str, student_source: str, own_launch: bool = False) -> list[tuple[int, str]]:
+    """(line of CUDA_SOURCE, name) for each local variable g++ finds read before it has a value
+    (-Wuninitialized and -Wmaybe-uninitialized at the build's -O1, without ThreadSanitizer's
+    instrumentation). For a hint when a kernel's results are wrong: "may be" is g++'s guess, no verdict."""
+    flags = [f for f in STUDENT_FLAGS if f not in ("-w", "-fsanitize=thread", "--param",
+                                                    "tsan-instrument-func-entry-exit=0")]
+    with tempfile.TemporaryDirectory() as tmp:
+        unit = Path(tmp) / "unit.cc"
+        unit.write_text(full_source(op, student_source, own_launch))
+        result = subprocess.run([_gxx(), *flags, "-Wuninitialized", "-Wmaybe-uninitialized", "-I", str(INCLUDE),
+                                 "-x", "c++", "-c", str(unit), "-o", os.devnull], capture_output=True, text=True,
+                                timeout=300)
+    return list(dict.fromkeys((int(line), name) for line, name in UNINITIALIZED.findall(result.stderr)))
+
+
 def host_problems(obj: Path) -> list[str]:
     """cuda_build.host_problems for the student's object of the CPU build: its imports, no code run
     at load beyond GCC's ThreadSanitizer constructor (cuda_build.TOOLCHAIN_STARTUP), and no call or

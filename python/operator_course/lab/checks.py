@@ -188,11 +188,34 @@ def _check_cuda(op: str, source: str, own_launch: bool, compile_for_gpu: bool) -
         except AssertionError as on_gpu:
             found = _fault_on_cpu_path(op, source, own_launch)
             if found is None:
-                raise
+                raise _with_uninitialized_hint(on_gpu, op, source, own_launch) from None
             raise AssertionError(f"{found}\n(On the GPU: {str(on_gpu).splitlines()[0]})") from None
     else:
-        _compare_on_cpu_path(op, kernel, picture)
+        try:
+            _compare_on_cpu_path(op, kernel, picture)
+        except Wrong as wrong:
+            raise _with_uninitialized_hint(wrong, op, source, own_launch) from None
     print(f"{op} (CUDA): passed")
+
+
+def _with_uninitialized_hint(e: AssertionError, op: str, source: str, own_launch: bool) -> AssertionError:
+    """``e`` (wrong numbers) with, after its first line, the local variables g++ finds read before they have
+    a value: a likelier cause than the judge's guesses from the wrong elements' pattern (a `float dot;`
+    summed into was answered with hints about empty rows and the running max)."""
+    from operator_course.cuda import cuda_cpu
+
+    try:
+        found = cuda_cpu.uninitialized_reads(op, source, own_launch)
+    except Exception:  # noqa: BLE001 - no g++ here, or it failed: the judge's message stands alone
+        found = []
+    if not found:
+        return e
+    names = ", ".join(f"`{name}` (CUDA_SOURCE line {line})" for line, name in found)
+    first, _, rest = str(e).partition("\n")
+    hint = (f"Hint: g++ finds {names} read before {'it is' if len(found) == 1 else 'they are'} given a value: "
+            "initialise it where it is declared (`float dot = 0.f;`); on a GPU it starts with whatever its register "
+            "held")
+    return Wrong(first + "\n" + hint + ("\n" + rest if rest else ""), getattr(e, "mask", None))
 
 
 def _compare_on_cpu_path(op: str, kernel, picture=None) -> None:

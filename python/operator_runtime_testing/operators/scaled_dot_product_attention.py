@@ -124,8 +124,10 @@ RECORD = Operator(
                                  "index K or V past the last key",
                      "cuda": "a tile of keys rarely ends at s: load 0 for keys >= s (`key < s ? k[...] : 0`), and "
                              "store only the rows < s"},
-        # the CUDA fault report's hint for a read past the end of q (cuda_cpu.describe): rows, not keys
-        "past_end_read_q": {"cuda": "a tile of query rows rarely ends at s: load a query row only where row < s "
+        # the fault report's hint for a read past the end of q (cuda_cpu.describe): rows, not keys
+        "past_end_read_q": {"tilelang": "a tile of query rows rarely ends at seq: load a query row only where "
+                                        "row < seq, and store only the rows < seq",
+                            "cuda": "a tile of query rows rarely ends at s: load a query row only where row < s "
                                     "(`row < s ? q[...] : 0`), and store only the rows < s"},
         "no_scale": {"tilelang": "your output is softmax(Q K^T) V: the scores must be scaled by 1 / sqrt(dim) "
                                  "before the softmax",

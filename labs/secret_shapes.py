@@ -32,5 +32,7 @@ SECRET_SHAPES = {
     "scaled_dot_product_attention": lambda rng: (
         (rng.randrange(1, 3), rng.randrange(3, 6), rng.randrange(300, 600) | 1, 64),
         (1, 1, rng.randrange(640, 900) | 1, rng.randrange(9, 33) | 1),
+        # past 1024 keys (a cap at a round 1024 passed when no S reached 900: a red-team review), D small
+        (1, 1, rng.randrange(1040, 1300) | 1, rng.randrange(5, 17) | 1),
         (rng.randrange(3, 5), rng.randrange(6, 10), rng.randrange(5, 40), rng.randrange(65, 128) | 1)),
 }

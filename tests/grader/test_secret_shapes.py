@@ -96,3 +96,12 @@ def test_a_release_carries_no_shape_table(tmp_path):
     if site.is_dir():  # the built course site (make book) serves nothing of it either
         assert not [p for p in site.rglob("*") if p.is_file() and p.suffix in (".html", ".py", ".txt", ".ipynb")
                     and b"SECRET_SHAPES" in p.read_bytes()]
+
+
+def test_attention_draws_a_sequence_past_1024_keys():
+    """A kernel that stopped at a round 1024 keys would have passed when no drawn S reached 900 (a red-team
+    review, 2026-12-08): every draw now holds a sequence longer than that."""
+    draw = secret_shapes.load(secret_shapes.default_path(LABS), ["scaled_dot_product_attention"])
+    for seed in range(20):
+        shapes = draw["scaled_dot_product_attention"](random.Random(seed))
+        assert max(s[2] for s in shapes) > 1024, f"seed {seed} drew {shapes}"

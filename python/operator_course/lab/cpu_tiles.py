@@ -190,7 +190,10 @@ def _prepare_func(func, inputs: int | None, reverse: bool):
     if reverse and "oprt_blocks_reversed" not in (func.attrs or {}):  # (prepare_for_cpu is idempotent)
         body = _reverse_blocks(body)
         func = func.with_attr("oprt_blocks_reversed", 1)
-    return func.with_body(body)
+    func = func.with_body(body)
+    if inputs and "oprt_reads_checked" not in (func.attrs or {}):
+        func = mark_out_of_bounds_reads(func, inputs).with_attr("oprt_reads_checked", 1)
+    return func
 
 
 def _reverse_blocks(body):
@@ -670,3 +673,92 @@ def _fix_block(block, vmap, extra_allocs):
         return None
     return tirx.SBlock(block.iter_vars, block.reads, block.writes, block.name_hint, block.body, block.init,
                        allocs, block.match_buffers, annotations)
+
+
+# ---- reads past an input's bounds, on the C target ----
+# A load the student indexes past an input's shape reads the check's NaN guard at the tensor's ends, or
+# another row inside it (Q[b, h, i, d] with d >= dim is row i + 1's data), and either can vanish: the value
+# is masked afterwards (a key past seq scored, then set to -inf) or multiplied by a zero-padded column. On a
+# GPU the same load reads another tensor or faults. Each statement that loads an input is preceded by a test
+# of those loads' indices against the input's shape (under the conditions that guard them: the branch of an
+# if_then_else or a Select, the right side of && and ||); a load out of bounds stores OUT_OF_BOUNDS_MARK - k
+# (input k) into the element just past the output's last, the check's guard, where the judge reads it.
+OUT_OF_BOUNDS_MARK = -64.0  # exact in every lab dtype, apart from the guard's own value (kernels.GUARD_VALUE)
+
+
+def _loads_with_guards(expr, inputs: dict, guard, found: list) -> None:
+    """Append (input index, load, guarding condition or None) for each load of an input in ``expr``."""
+    from tvm import ir, tirx
+
+    def both(a, b):
+        return b if a is None else tirx.And(a, b)
+
+    def walk(e, g):
+        if isinstance(e, tirx.BufferLoad):
+            for i in e.indices:
+                walk(i, g)
+            if e.buffer.data in inputs:
+                found.append((inputs[e.buffer.data], e, g))
+        elif isinstance(e, tirx.Call) and e.op.same_as(ir.Op.get("tirx.if_then_else")):
+            cond, a, b = e.args
+            walk(cond, g)
+            walk(a, both(g, cond))
+            walk(b, both(g, tirx.Not(cond)))
+        elif isinstance(e, tirx.Select):
+            walk(e.condition, g)
+            walk(e.true_value, both(g, e.condition))
+            walk(e.false_value, both(g, tirx.Not(e.condition)))
+        elif isinstance(e, (tirx.And, tirx.Or)):  # C's && and || evaluate their right side only when needed
+            walk(e.a, g)
+            walk(e.b, both(g, e.a if isinstance(e, tirx.And) else tirx.Not(e.a)))
+        elif isinstance(e, tirx.Call):
+            for a in e.args:
+                walk(a, g)
+        elif isinstance(e, tirx.Let):
+            walk(e.value, g)
+            walk(e.body, g)
+        else:
+            for field in ("a", "b", "value", "base", "stride"):  # binary ops, Not, Cast, Ramp / Broadcast
+                child = getattr(e, field, None)
+                if isinstance(child, tirx.PrimExpr) and not isinstance(e, tirx.Var):
+                    walk(child, g)
+
+    walk(expr, guard)
+
+
+def mark_out_of_bounds_reads(func, count: int):
+    """``func`` with each statement that loads one of its first ``count`` tensors (a lab's inputs) preceded
+    by the test described above, storing into the tensor after them (the output). Unchanged when it has
+    no such load, or no output tensor."""
+    from tvm import tirx
+
+    params = [func.buffer_map[p] for p in func.params if p in func.buffer_map]
+    if len(params) <= count:
+        return func
+    inputs, out = {b.data: k for k, b in enumerate(params[:count])}, params[count]
+
+    def mark(node):
+        if not isinstance(node, tirx.BufferStore):
+            return None
+        found: list = []
+        for e in (*node.indices, node.value):
+            _loads_with_guards(e, inputs, None, found)
+        if not found:
+            return None
+        tests = []
+        for k, load, guard in found:
+            shape = params[k].shape
+            outside = None
+            for index, extent in zip(load.indices, shape):
+                bad = tirx.Or(index < 0, index >= extent)
+                outside = bad if outside is None else tirx.Or(outside, bad)
+            if outside is None:
+                continue
+            when = outside if guard is None else tirx.And(guard, outside)
+            # the element just past the output's last (a negative index would be read Python's way, from the end)
+            at = [extent - 1 for extent in out.shape[:-1]] + [out.shape[-1]]
+            mark_value = tirx.FloatImm(out.dtype, OUT_OF_BOUNDS_MARK - k)
+            tests.append(tirx.IfThenElse(when, tirx.BufferStore(out, mark_value, at), None))
+        return tirx.SeqStmt([*tests, node]) if tests else None
+
+    return func.with_body(tirx.stmt_functor.ir_transform(func.body, None, mark, ["tirx.BufferStore"]))

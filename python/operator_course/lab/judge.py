@@ -183,6 +183,17 @@ def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed
     if case.probe == ROW_ENDS:
         return _judge_row_ends(op, where, case, out, lang)
     passed = [p for p in passed if not p.probe]  # the hints speak of ordinary inputs only
+    # only the read's mark past the output (cpu_tiles.mark_out_of_bounds_reads): stores past it say more
+    if after == [1] and not before and (k := _out_of_bounds_read(buffer, out.numel())) is not None:
+        names = get(op).cuda.pointers if get(op).cuda else ()
+        what = f"its input {k + 1}" + (f" ({names[k]})" if k < len(names) else "")
+        past_end = {**HINTS, **get(op).hints}
+        hint = past_end.get(f"past_end_read_{names[k]}" if k < len(names) else "", past_end.get(
+            "past_end_read", past_end["past_end"]))[lang]
+        raise Wrong(f"{where}: it reads {what} outside its shape: an index at or past the size of one of its "
+                    "dimensions (or below 0). Here it read the check's guard or the next row's values, whatever became "
+                    "of them (a score masked afterwards, a column never used); on a GPU it reads another row, "
+                    f"another tensor, or faults.\nHint: {hint}.")
     if before or after:
         past_end = {**HINTS, **get(op).hints}["past_end"][lang]  # the operator's own words first
         raise Wrong(f"{where}: it wrote outside the output.\n" + _outside(before, after, out.numel(), past_end))
@@ -193,6 +204,17 @@ def judge(op: str, name: str, case: Case, buffer, lang: str = "tilelang", passed
     except AssertionError as e:
         text, mask = diagnose(out.detach().cpu(), expected, op, case, lang, list(passed))
         raise Wrong(f"{where}: {e}\n{text}", mask) from None
+
+
+def _out_of_bounds_read(buffer, numel: int) -> int | None:
+    """The input a TileLang program read out of bounds on the C target (cpu_tiles.mark_out_of_bounds_reads
+    marks it in the output's guard, just past its last element), else None."""
+    from .cpu_tiles import OUT_OF_BOUNDS_MARK
+    from .kernels import GUARD
+
+    value = float(buffer[GUARD + numel])
+    k = OUT_OF_BOUNDS_MARK - value
+    return int(k) if k == int(k) and 0 <= k < 8 else None
 
 
 def _judge_row_ends(op: str, where: str, case: Case, out: torch.Tensor, lang: str) -> None:

@@ -125,10 +125,11 @@ RECORD = Operator(
                      "cuda": "a tile of keys rarely ends at s: load 0 for keys >= s (`key < s ? k[...] : 0`), and "
                              "store only the rows < s"},
         # the fault report's hint for a read past the end of q (cuda_cpu.describe): rows, not keys
-        "past_end_read_q": {"tilelang": "a tile of query rows rarely ends at seq: load a query row only where "
-                                        "row < seq, and store only the rows < seq",
+        "past_end_read_q": {"tilelang": "index Q only inside its shape: rows below seq and features below dim (a "
+                                        "loop to a fixed MAX_D reads the next row's values), and store only the "
+                                        "rows < seq",
                             "cuda": "a tile of query rows rarely ends at s: load a query row only where row < s "
-                                    "(`row < s ? q[...] : 0`), and store only the rows < s"},
+                                    "(`row < s ? q[...] : 0`) and its features c < d, and store only the rows < s"},
         "no_scale": {"tilelang": "your output is softmax(Q K^T) V: the scores must be scaled by 1 / sqrt(dim) "
                                  "before the softmax",
                      "cuda": "your output is softmax(Q K^T) V: the scores must be scaled by 1 / sqrt(d) before the "

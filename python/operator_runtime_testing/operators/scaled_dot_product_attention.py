@@ -16,7 +16,13 @@ def _torch(out, query, key, value, **attrs):
 
 
 def _reference(query, key, value, **attrs):
-    """torch's sdpa in float64 (its math path: the same top-left causal mask, zeros for Sk = 0)."""
+    """torch's sdpa in float64 (its math path: the same top-left causal mask, zeros for Sk = 0). A negative
+    scale is passed as the query negated and the scale's size (the same scores): torch 2.13's float64 path
+    returned NaN for some causal calls with a negative scale (b1 h2/1 Sq 1 Sk 2 D 1, causal, scale -1.5), where
+    the kernels rightly gave a finite result (a property test's fresh draw, 2026-12-08)."""
+    scale = attrs.get("scale")
+    if scale is not None and scale < 0:
+        attrs, query = {**attrs, "scale": -scale}, -query
     return F.scaled_dot_product_attention(query.double(), key.double(), value.double(), **attrs)
 
 
